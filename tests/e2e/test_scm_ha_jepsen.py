@@ -34,12 +34,12 @@ down (ozone.scm.ha.ratis.leader.election.timeout and its step-down wait), so the
 over and reach the new leader while the deposed one may still answer its pinned reader.
 
 A failing history is saved as JSON lines in the system's temp dir (pyozone-scm-jepsen-SEED-TIME.jsonl, the
-checkable one; `.raw.jsonl` beside it, as recorded), its path printed: `python -m tests.jepsen.checker
-FILE --model containers` replays it. The default suite runs six faults (depose, kill, depose, depose, pause,
-isolate: the new leader's first close lands before the deposed one steps down in some deposes only, so the
-planted read bug of the mutants test, tests/e2e/test_scm_ha_jepsen_mutants.py, needs several); `-m slow`
-runs 100 (PYOZONE_JEPSEN_FAULTS=N for another count, PYOZONE_JEPSEN_SEED=S to draw the same operations and
-faults again)."""
+checkable one; `.raw.jsonl` beside it, as recorded; `.logs`, the daemons' logs), its path printed:
+`python -m tests.jepsen.checker FILE --model containers` replays it. The default suite runs six faults
+(depose, kill, depose, depose, pause, isolate: the new leader's first close lands before the deposed one
+steps down in some deposes only, so the planted read bug of the mutants test,
+tests/e2e/test_scm_ha_jepsen_mutants.py, needs several); `-m slow` runs 100 (PYOZONE_JEPSEN_FAULTS=N for
+another count, PYOZONE_JEPSEN_SEED=S to draw the same operations and faults again)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -99,6 +100,10 @@ CLIENT_KEYS = {
     "hdds.scmclient.max.retry.timeout": "15s",  # a call's failovers
 }
 BLOCK_SIZE = 1 << 20
+CONTAINER_SIZE = "16MB"  # ozone.scm.container.size: no block is written, so no datanode reports a container
+# and each counts against its members' room for 5 to 10 minutes (PendingContainerTracker): at Ozone's 5 GB
+# the room ran out after some twenty containers and every allocation was refused from then on; a container
+# full after 16 blocks is closed by SCM itself, which the model allows
 CLIENTS_PER_GROUP = 3
 MIX = ((Op.ALLOCATE, 3), (Op.CLOSE, 2), (Op.STATE, 2), (Op.LIST, 1))
 LISTED = 30  # a listing's count, from the oldest container read lately
@@ -267,6 +272,8 @@ def service(tmp_path: Path) -> Iterator[ScmService]:
         "ozone.scm.primordial.node.id": SCMS[0],
         "ozone.scm.ha.ratis.leader.election.timeout": ELECTION_TIMEOUT,
         "ozone.scm.ha.ratis.request.timeout": "5s",
+        "ozone.scm.container.size": CONTAINER_SIZE,
+        "ozone.scm.block.size": str(BLOCK_SIZE),
     }
     for node in SCMS:
         address = hosts.address(node)
@@ -631,14 +638,13 @@ def run_jepsen(scms: ScmService, faults: int) -> None:
         )
         checked.dump(saved)
         history.dump(saved.with_suffix(".raw.jsonl"))
+        logs = shutil.copytree(scms.data_dir / "logs", saved.with_suffix(".logs"))
         print(
             f"jepsen: history saved: {saved} (replay: python -m tests.jepsen.checker {saved} --model "
             "containers)",
             flush=True,
         )
-        raise AssertionError(
-            f"{'; '.join(problems)}; history {saved}; logs {scms.data_dir / 'logs'}\n{result.report()}"
-        )
+        raise AssertionError(f"{'; '.join(problems)}; history {saved}; logs {logs}\n{result.report()}")
     assert blocks and pinned_reads > 0 and any(op.f is Op.CLOSE and op.type is EventType.OK for op in ops)
 
 
