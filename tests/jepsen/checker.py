@@ -28,7 +28,8 @@ history that is not linearizable is reported as Knossos reports its final paths:
 prefix found, the state it leaves, and the operations none of which could come next, with what the model
 would have answered.
 
-Replay a saved history: `python -m tests.jepsen.checker history.jsonl [--steps N] [--seconds S]`.
+Replay a saved history: `python -m tests.jepsen.checker history.jsonl [--steps N] [--seconds S]` (`--model
+containers` for one of SCM's test, tests/jepsen/containers.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.jepsen.history import EventType, History, Operation
-from tests.jepsen.models import KeyValueModel, Model
+from tests.jepsen.models import ContainerStateModel, KeyValueModel, Model
 
 
 class Verdict(Enum):
@@ -439,6 +440,13 @@ class _Search:
             entry = entry.next
 
 
+MODELS: dict[str, type[KeyValueModel] | type[ContainerStateModel]] = {
+    "keys": KeyValueModel,
+    "containers": ContainerStateModel,
+}
+"""The models a saved history may be replayed against."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -446,8 +454,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("history", type=Path, help="a history saved as JSON lines (History.dump)")
     parser.add_argument("--steps", type=int, default=Budget.steps)
     parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument(
+        "--model", choices=sorted(MODELS), default="keys", help="OM's keys (default) or SCM's containers"
+    )
     args = parser.parse_args(argv)
-    result = check(History.load(args.history), budget=Budget(args.steps, args.seconds))
+    result = check(History.load(args.history), MODELS[args.model](), Budget(args.steps, args.seconds))
     print(result.report())
     return 0 if result.verdict is Verdict.LINEARIZABLE else 1
 

@@ -20,6 +20,9 @@ records those refusals as ok completions with a `Refusal` result; refusals that 
 (an invalid name, a follower's not-leader answer, safe mode) are failed operations, removed from the check.
 
 States are immutable and hashable, as the checker memoizes (linearized set, state) pairs.
+
+SCM's containers (issue 31's Jepsen-style test of SCM HA) have their own model, `ContainerStateModel`: each
+container a register of its lifecycle state that moves forward only.
 """
 
 from __future__ import annotations
@@ -33,23 +36,30 @@ S = TypeVar("S", bound=Hashable)
 
 
 class Refusal(Enum):
-    """OM's refusals that depend on the keys' state (OMException.ResultCodes names)."""
+    """Refusals that depend on the state: OM's (OMException.ResultCodes names) and SCM's (SCMException
+    ResultCodes: a container unknown, or not OPEN when asked to close)."""
 
     KEY_NOT_FOUND = "KEY_NOT_FOUND"
     KEY_ALREADY_EXISTS = "KEY_ALREADY_EXISTS"
+    CONTAINER_NOT_FOUND = "CONTAINER_NOT_FOUND"
+    INVALID_CONTAINER_STATE = "INVALID_CONTAINER_STATE"
 
     def __repr__(self) -> str:
         return self.value
 
 
 class Op(Enum):
-    """The operations of the workload (Jepsen's :f)."""
+    """The operations of the workloads (Jepsen's :f): OM's keys, then SCM's containers."""
 
     CREATE = "create"  # (key, value)
     PUT = "put"  # (key, value): an overwrite
     GET = "get"  # (key,)
     DELETE = "delete"  # (key,)
     RENAME = "rename"  # (src, dst)
+    ALLOCATE = "allocate"  # allocateScmBlock: () recorded, (container,) once checkable
+    CLOSE = "close"  # closeContainer: (container,)
+    STATE = "state"  # getContainer: (container,) recorded, (container, state seen) once checkable
+    LIST = "list"  # listContainer: () recorded, one STATE per container listed once checkable
 
 
 class Model(Protocol[S]):
@@ -183,3 +193,60 @@ class KeyValueModel:
                 return state, Refusal.KEY_ALREADY_EXISTS
             return state.without(src).set(dst, state.get(src)), None  # type: ignore[arg-type]
         raise ValueError(f"unknown operation {f}")
+
+
+CONTAINER_STATES = ("CONTAINER_NOT_FOUND", "OPEN", "CLOSING", "QUASI_CLOSED", "CLOSED", "DELETING", "DELETED")
+"""A container's states in the only order SCM moves it (Ozone's container state machine; RECOVERING, EC's,
+is left out), led by "not created yet": a read may never see one older than a read or change before it."""
+_RANK = {state: rank for rank, state in enumerate(CONTAINER_STATES)}
+
+
+class ContainerStateModel:
+    """SCM's containers, each a register of its state that moves forward only. SCM also moves it by itself
+    (a datanode's report takes CLOSING to CLOSED, a full container is closed), never seen by the clients,
+    so the model keeps the oldest state each container may still be in, and a read carries the state it
+    saw in its args (tests/jepsen/containers.py makes it so): it fits when that state is not older, and
+    becomes the new bound.
+
+    - allocate(c): an acknowledged block in c: c was OPEN then (SCM allocates in OPEN containers only).
+    - close(c): c is CLOSING or later after it. A close refused INVALID_CONTAINER_STATE is the same
+      observation: the client retries a close that timed out on another SCM, and its own first attempt
+      may be what closed c, so neither answer says c was OPEN just before.
+    - state(c, seen): a getContainer or a listContainer entry saw `seen` (CONTAINER_NOT_FOUND: SCM knew
+      no such container); the model answers `seen` when it fits, else the state c must have."""
+
+    def initial(self, keys: frozenset[str]) -> KeyMap:
+        return KeyMap()
+
+    def keys(self, f: Op, args: tuple[Any, ...]) -> tuple[str, ...]:
+        return (str(args[0]),)
+
+    def read_only(self, f: Op) -> bool:
+        return f is not Op.CLOSE
+
+    def writes(self, f: Op, args: tuple[Any, ...]) -> Value | None:
+        return None
+
+    def observed(self, f: Op, args: tuple[Any, ...], result: Any) -> Value | None:
+        return None
+
+    def replaces(self, state: KeyMap, f: Op, args: tuple[Any, ...]) -> bool:
+        return False
+
+    def show(self, state: KeyMap, keys: Iterable[str]) -> str:
+        return "{" + ", ".join(f"{k}: {state.get(k) or CONTAINER_STATES[0]}" for k in sorted(set(keys))) + "}"
+
+    def step(self, state: KeyMap, f: Op, args: tuple[Any, ...]) -> tuple[KeyMap, Any]:
+        key = str(args[0])
+        bound = str(state.get(key) or CONTAINER_STATES[0])
+        if f is Op.ALLOCATE:
+            seen = "OPEN"
+        elif f is Op.STATE:
+            seen = args[1]
+        elif f is Op.CLOSE:
+            return state.set(key, max(bound, "CLOSING", key=_RANK.__getitem__)), None
+        else:
+            raise ValueError(f"{f} is no operation on SCM's containers")
+        if _RANK[seen] < _RANK[bound]:
+            return state, bound
+        return state.set(key, seen), seen

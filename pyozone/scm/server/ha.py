@@ -22,9 +22,13 @@ as scm.db and reloads the core's views from it (`install_snapshot`).
 
 The client-facing protocols (admin, block) are `leader_only`: a follower refuses every call but getScmInfo,
 the snapshot stream and Ozone's per-SCM admin commands with Ozone's ServerNotLeaderException text
-naming the leader at the port of the protocol called, and the leader answers once what the call wrote has
-committed (`ozone.scm.ha.ratis.request.timeout`). Datanodes heartbeat every SCM; the datanode protocol
-is `caught_up_only`: refused while the SCM knows no leader or has not applied the leader's commit index.
+naming the leader at the port of the protocol called; the leader runs a call only after a ReadIndex round
+begun after it arrived (Ratis's raft.server.read.option LINEARIZABLE, shared by concurrent calls, as OM's),
+so a leader deposed by a partition, which still thinks it leads until it steps down, answers nothing from
+its stale state (a container's state, an allocation in a container the new leader closed: issue 31's
+Jepsen test), and it answers once what the call wrote has committed (`ozone.scm.ha.ratis.request.timeout`).
+Datanodes heartbeat every SCM; the datanode protocol is `caught_up_only`: refused while the SCM knows no
+leader or has not applied the leader's commit index.
 `transfer_leadership` (`pyozone admin scm transfer`) checks the leader itself and answers once the
 leadership moved; `report` is /api/v1/ratis and, through ratis_server/raft_gauges.py, SCM HA's /prom.
 """
@@ -253,6 +257,9 @@ class ScmRaft:
         """The last snapshot told to the member (`take_snapshot`)."""
         self.auto_snapshot = AutoSnapshot(snapshot_threshold, self.take_snapshot, self._loop, "scm-snapshot")
         self._installing = False
+        self._next_read: asyncio.Future[None] | None = None
+        self._reading = False
+        self.read_rounds = 0
         self.snapshots = 0
         self.installs = 0
         self.install_failures = 0
@@ -306,6 +313,7 @@ class ScmRaft:
             "members": member_roles(
                 status, member.group.peers, {n.node_id: str(n.client_address) for n in self.nodes.values()}
             ),
+            "readIndexRounds": self.read_rounds,
             "stepUps": self.driver.step_ups,
             "stepDowns": self.driver.step_downs,
         }
@@ -582,6 +590,37 @@ class ScmRaft:
             me = self.node.node_id
             raise NotServing(f"SCM {me} stopped serving: its Raft member failed: {self.failed}")
 
+    async def read_barrier(self) -> None:
+        """Returns after a ReadIndex round begun after this call (concurrent calls share one): this SCM
+        still led then and applied every entry committed before, so its state holds every write any leader
+        acknowledged before the call arrived. NotServing when the round finds it no longer leads."""
+        round_ = self._next_read
+        if round_ is None:
+            round_ = self._next_read = self._loop.create_future()
+            if not self._reading:
+                self._reading = True
+                self._loop.create_task(self._read_rounds())
+        await asyncio.shield(round_)
+
+    async def _read_rounds(self) -> None:
+        try:
+            while self._next_read is not None:
+                round_, self._next_read = self._next_read, None
+                self.read_rounds += 1
+                try:
+                    await self.member.read_index()
+                    round_.set_result(None)
+                except Exception as error:  # NotLeaderError, or the member stopped
+                    log.debug("SCM %s: a ReadIndex round failed: %s", self.node.node_id, error)
+                    round_.set_exception(
+                        NotServing(
+                            f"ServerNotLeaderException: Server:{self.node.node_id} is not the leader (a "
+                            f"ReadIndex round failed: {error})."
+                        )
+                    )
+        finally:
+            self._reading = False
+
     async def committed(self) -> None:
         """Returns once every write the core made so far has committed (a call's answer leaves then);
         NotServing when this SCM stepped down before, or past the request timeout."""
@@ -626,7 +665,8 @@ class ScmRaft:
 
 class Gated:
     """A servicer whose every call (but `exempt` ones) first passes `check` (NotServing: refused
-    UNAVAILABLE with its text) and, with `settle`, is answered only once `settle()` returns."""
+    UNAVAILABLE with its text) and, with `barrier`, waits for `barrier()` before it runs, and with
+    `settle`, is answered only once `settle()` returns."""
 
     def __init__(
         self,
@@ -634,11 +674,13 @@ class Gated:
         check: Callable[[], None],
         settle: Callable[[], Awaitable[None]] | None = None,
         exempt: frozenset[str] = frozenset(),
+        barrier: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._servicer = servicer
         self._check = check
         self._settle = settle
         self._exempt = exempt
+        self._barrier = barrier
         self._wrapped: dict[str, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -651,7 +693,7 @@ class Gated:
         return wrapped
 
     def _wrap(self, handler: Any) -> Any:
-        check, settle = self._check, self._settle
+        check, settle, barrier = self._check, self._settle, self._barrier
 
         async def refuse(context: rpc.CallContext, error: NotServing) -> None:
             await context.abort(rpc.StatusCode.UNAVAILABLE, error.text)
@@ -671,6 +713,12 @@ class Gated:
         async def call(request: Any, context: rpc.CallContext) -> Any:
             try:
                 check()
+                if barrier is not None:
+                    try:
+                        await barrier()
+                    except NotServing:
+                        check()  # a step-down: refused as a call arriving now is (naming the leader)
+                        raise
                 answer = await handler(request, context)
                 if settle is not None:
                     try:
@@ -689,9 +737,12 @@ def leader_only(
     servicer: object, raft: ScmRaft, port: Callable[[ScmNodeDetails], HostPort], any_scm: frozenset[str]
 ) -> Gated:
     """A client-facing servicer of an HA SCM (Ozone's SCM protocol translators check the leader first): a
-    call (but those of `any_scm`) is refused unless this SCM is the ready leader, and answered only once
-    its writes committed. `port` picks the called protocol's address of a node, named in the refusal."""
-    return Gated(servicer, functools.partial(raft.check_leader, port), raft.committed, any_scm)
+    call (but those of `any_scm`) is refused unless this SCM is the ready leader, runs after a ReadIndex
+    round (`read_barrier`) and is answered only once its writes committed. `port` picks the called
+    protocol's address of a node, named in the refusal."""
+    return Gated(
+        servicer, functools.partial(raft.check_leader, port), raft.committed, any_scm, raft.read_barrier
+    )
 
 
 def caught_up_only(servicer: object, raft: ScmRaft) -> Gated:

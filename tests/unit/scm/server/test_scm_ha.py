@@ -277,6 +277,33 @@ def test_an_allocation_is_in_every_scm_db_and_goes_on_after_the_leader_stops(tmp
     run(scenario())
 
 
+def test_a_leader_cut_off_from_its_followers_answers_no_call_from_its_own_state(tmp_path: Path) -> None:
+    """A leader runs a call only after a ReadIndex round (issue 31's Jepsen test caught a deposed leader
+    answering getContainer from a stale state): with both followers gone it still thinks it leads until
+    it steps down, and refuses the call rather than answer it."""
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            leader = await svc.leader()
+            node = svc.node_of(leader)
+            container = (await allocate(svc, node)).blocks[0].containerBlockID.containerID
+            assert leader.ha is not None
+            rounds = leader.ha.read_rounds
+            request = admin_pb.GetContainerRequestProto(containerID=container)
+            async with channel(svc.port(node, "client")) as ch:
+                await admin_stub(ch).getContainer(request)
+                assert leader.ha.read_rounds > rounds
+                for follower in [n for n in NODES if n != node]:
+                    await svc.stop(follower)
+                assert leader.ha.context.is_leader_ready()  # it does not know yet
+                with pytest.raises(rpc.RpcError) as refused:
+                    await admin_stub(ch).getContainer(request)
+            assert refused.value.code() is rpc.StatusCode.UNAVAILABLE
+            assert f"Server:{node} is not the leader" in refused.value.details()
+
+    run(scenario())
+
+
 def test_bootstrap_is_for_the_other_scms_of_an_insecure_service(tmp_path: Path, capsys: Any) -> None:
     svc = planned(tmp_path)
     assert svc.cli("scm1", "--bootstrap") == 0
