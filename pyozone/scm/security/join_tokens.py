@@ -34,7 +34,7 @@ from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.store import SCMMetadataStore
 
-JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G)
+JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G, CertRole.SCM)
 """The roles a JOIN credential may be minted for."""
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -42,9 +42,11 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 def join_identity(role: CertRole) -> Identity:
-    """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g"."""
+    """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g", "join@scm"."""
     if role not in JOIN_ROLES:
-        raise ValueError(f"a JOIN credential is for an OM, a datanode or an S3 gateway, not {role.name}")
+        raise ValueError(
+            f"a JOIN credential is for an OM, a datanode, an S3 gateway or an SCM, not {role.name}"
+        )
     return Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)
 
 
@@ -65,6 +67,8 @@ class JoinToken:
     """The UUID of the known datanode it brings back ("" for a new daemon)."""
     om_node: str = ""
     """The HA OM node ("SERVICE/NODE") it obtains the certificate of ("": none)."""
+    scm_node: str = ""
+    """The SCM node of the service whose sub-CA it obtains at `scm --bootstrap` (role SCM only)."""
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "role": self.role.value}
@@ -112,12 +116,21 @@ class JoinTokens:
             )
 
     def add(
-        self, cert: X.Certificate, role: CertRole, name: str, rejoin: str = "", om_node: str = ""
+        self,
+        cert: X.Certificate,
+        role: CertRole,
+        name: str,
+        rejoin: str = "",
+        om_node: str = "",
+        scm_node: str = "",
     ) -> JoinToken:
         """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any), to
-        the known datanode `rejoin` brings back, and to the HA OM node `om_node`."""
+        the known datanode `rejoin` brings back, to the HA OM node `om_node`, or to the SCM node
+        `scm_node`."""
         expiry = int(cert.not_valid_after_utc.timestamp() * 1000)
-        token = JoinToken(cert.serial_number, role, name, expiry, rejoin=rejoin, om_node=om_node)
+        token = JoinToken(
+            cert.serial_number, role, name, expiry, rejoin=rejoin, om_node=om_node, scm_node=scm_node
+        )
         self._table.put(token.serial, token.to_json())
         return token
 
@@ -179,6 +192,26 @@ class JoinTokens:
             self._check_new_om_node(requested, om_node, hosts)
         else:
             self._check_new_service(requested)
+        return token
+
+    def check_scm(self, serial: int, scm_node: str, host: str, now_ms: int) -> JoinToken:
+        """The token of JOIN credential `serial` when it may obtain the sub-CA of SCM node `scm_node` on
+        `host` (`scm --bootstrap`, answered by the primordial SCM without a quorum: it is not used up, as
+        Ozone's SCM identity, its Kerberos principal, is not; it stays bound to one node and expires);
+        else PERMISSION_DENIED naming why."""
+        token = self.get(serial)
+        if token is None:
+            raise _denied(f"JOIN credential {serial} is not one this SCM knows (minted by scm --init)")
+        if self._certs.revoked(serial) is not None:
+            raise _denied(f"JOIN credential {serial} was revoked")
+        if now_ms >= token.expiry_ms:
+            raise _denied(f"JOIN credential {serial} expired (hdds.x509.join.token.expiry)")
+        if token.role is not CertRole.SCM:
+            raise _denied(f"JOIN credential {serial} is for a {token.role.name} certificate, not an SCM's")
+        if token.scm_node != scm_node:
+            raise _denied(f"JOIN credential {serial} is for SCM node {token.scm_node} only, not {scm_node}")
+        if token.name and host != token.name:
+            raise _denied(f"JOIN credential {serial} is for scm@{token.name} only")
         return token
 
     def redeem(self, token: JoinToken, cert: X.Certificate) -> None:
