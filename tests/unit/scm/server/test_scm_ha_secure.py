@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from pyozone.common.tls import TlsStore
+from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.security import x509 as X
-from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole, Identity
+from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.server import ScmDaemon
 from pyozone.scm.server.ca_files import ScmSecurityFiles
 from pyozone.scm.store.layout import scm_metadata_dir
 from pyozone.security.config import SecurityConfig, admin_user
-from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from tests.polling import wait_for_async
+from tests.unit.ratis_server.shell_support import ports_of
 from tests.unit.scm.server.test_scm_ha import NODES, Service, planned
 
 SECURE = {"ozone.security.enabled": "true", "hdds.x509.crl.refresh.interval": "1s"}
@@ -28,8 +29,6 @@ SECURE = {"ozone.security.enabled": "true", "hdds.x509.crl.refresh.interval": "1
 
 def secure_service(tmp_path: Path) -> Service:
     svc = planned(tmp_path, **SECURE)
-    from tests.unit.ratis_server.shell_support import ports_of
-
     for node, port in zip(NODES, ports_of(len(NODES)), strict=True):
         svc.values[f"ozone.scm.security.service.port.scmservice.{node}"] = str(port)
     return svc
@@ -45,16 +44,19 @@ def admin_client(svc: Service) -> SCMSecurityClient:
     return SCMSecurityClient(scm_security_nodes(conf), TlsStore(files.user(admin_user(conf))), timeout_s=5)
 
 
-def init_and_bootstrap(svc: Service) -> None:
+def init_primordial(svc: Service) -> None:
     joins = [a for n in NODES[1:] for a in ("--join-token", f"scm:{n}={join_file(svc, n)}")]
     assert svc.cli("scm1", "--init", *joins) == 0
+
+
+def bootstrap(svc: Service, node: str, join: Path) -> int:
+    return svc.cli(node, "--bootstrap", extra={"ozone.security.join.credentials.file": str(join)})
 
 
 async def start_all(svc: Service) -> None:
     await svc.start("scm1")
     for node in NODES[1:]:
-        extra = {"ozone.security.join.credentials.file": str(join_file(svc, node))}
-        assert await asyncio.to_thread(svc.cli, node, "--bootstrap", extra=extra) == 0
+        assert await asyncio.to_thread(bootstrap, svc, node, join_file(svc, node)) == 0
         await svc.start(node)
 
 
@@ -64,50 +66,117 @@ def user_csr(name: str) -> tuple[X.PrivateKey, bytes]:
 
 
 def root_of(svc: Service) -> X.Certificate:
-    return X.cert_from_pem((scm_metadata_dir(svc.conf("scm1")) / "ca" / "certs" / "certificate.crt").read_bytes())
+    root = scm_metadata_dir(svc.conf("scm1")) / "ca" / "certs" / "certificate.crt"
+    return X.cert_from_pem(root.read_bytes())
+
+
+def sub_ca(daemon: ScmDaemon) -> X.Certificate:
+    assert daemon.secure is not None
+    return daemon.secure.security.ca.material.cert
+
+
+def sign(svc: Service, name: str) -> X.Certificate:
+    """An administrator has a user's certificate issued (whichever SCM leads signs it)."""
+    with admin_client(svc) as client:
+        pem, ca = client.sign_csr(user_csr(name)[1])
+    assert X.cert_from_pem(ca) == root_of(svc) and X.chain_verifies(pem, root_of(svc))
+    return X.cert_from_pem(pem)
+
+
+def on_every_scm(svc: Service, table: str, serial: int) -> bool:
+    return all(
+        d.store.backend.get(table, serial.to_bytes(8, "big")) is not None for d in svc.daemons.values()
+    )
 
 
 def run(coro: Any) -> None:
     asyncio.run(asyncio.wait_for(coro, 120))
 
 
-def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issued(tmp_path: Path) -> None:
+def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issued_and_revoked(
+    tmp_path: Path,
+) -> None:
     async def scenario() -> None:
         svc = secure_service(tmp_path)
-        init_and_bootstrap(svc)
+        init_primordial(svc)
         try:
             await start_all(svc)
             first = await svc.leader(writable=False)
             assert {d.secure.security.ca.material.root for d in svc.daemons.values()} == {root_of(svc)}  # type: ignore[union-attr]
-            subs = {d.secure.security.ca.material.cert.serial_number for d in svc.daemons.values()}  # type: ignore[union-attr]
-            assert len(subs) == 3
-
-            def sign(name: str) -> X.Certificate:
-                with admin_client(svc) as client:
-                    pem, ca = client.sign_csr(user_csr(name)[1])
-                assert X.cert_from_pem(ca) == root_of(svc)
-                assert X.chain_verifies(pem, root_of(svc))
-                return X.cert_from_pem(pem)
-
-            bob = await asyncio.to_thread(sign, "bob")
-            assert bob.issuer == first.secure.security.ca.material.cert.subject  # type: ignore[union-attr]
-
-            async def everywhere(serial: int) -> bool:
-                return all(d.store.backend.get("validCerts", serial.to_bytes(8, "big")) is not None
-                           for d in svc.daemons.values())
-
-            await wait_for_async(lambda: everywhere(bob.serial_number), 10, "bob's record on every SCM", 0.05)
+            assert len({sub_ca(d).serial_number for d in svc.daemons.values()}) == 3
+            bob = await asyncio.to_thread(sign, svc, "bob")
+            assert bob.issuer == sub_ca(first).subject
+            await wait_for_async(
+                lambda: asyncio.sleep(0, on_every_scm(svc, "validCerts", bob.serial_number)),
+                10,
+                "bob's record",
+            )
             keys = {d.secure.security.secret_keys.current() for d in svc.daemons.values()}  # type: ignore[union-attr]
             assert len(keys) == 1 and None not in keys
 
-            await svc.stop(svc.node_of(first))
+            gone = svc.node_of(first)
+            await svc.stop(gone)
             second = await svc.leader(writable=False)
-            carol = await asyncio.to_thread(sign, "carol")
-            assert carol.issuer == second.secure.security.ca.material.cert.subject  # type: ignore[union-attr]
-            assert carol.serial_number > bob.serial_number
+            carol = await asyncio.to_thread(sign, svc, "carol")
+            assert carol.issuer == sub_ca(second).subject and carol.serial_number > bob.serial_number
+            assert second.secure.security.secret_keys.current() in keys  # type: ignore[union-attr]
             with admin_client(svc) as client:
                 listed = await asyncio.to_thread(client.list_certificates, CertRole.USER)
-            assert {X.cert_from_pem(p).serial_number for p in listed} >= {bob.serial_number, carol.serial_number}
+                assert {bob.serial_number, carol.serial_number} <= {
+                    X.cert_from_pem(p).serial_number for p in listed
+                }
+                serials = [bob.serial_number, carol.serial_number]
+                await asyncio.to_thread(
+                    client.revoke_certificates, serials, RevocationReason.KEY_COMPROMISE.value
+                )
+            await wait_for_async(
+                lambda: asyncio.sleep(0, on_every_scm(svc, "revokedCerts", carol.serial_number)),
+                10,
+                "carol's revocation on every SCM",
+            )
+            listed_by_leader = X.crl_serials(second.secure.security.crl()[1], root_of(svc))  # type: ignore[union-attr]
+            assert carol.serial_number in listed_by_leader  # its own sub-CA's list
+            # bob's issuer lists him once it runs again, and the leader carries that list
+            await svc.start(gone)
+
+            async def bob_listed() -> bool:
+                return bob.serial_number in X.crl_serials(second.secure.security.crl()[1], root_of(svc))  # type: ignore[union-attr]
+
+            await wait_for_async(bob_listed, 20, "bob in the leader's CRL bundle", 0.2)
+        finally:
+            for node in list(svc.daemons):
+                await svc.stop(node)
+
+    run(scenario())
+
+
+def test_a_bootstrap_with_another_clusters_credential_or_anothers_node_or_cluster_id_is_refused(
+    tmp_path: Path, capsys: Any
+) -> None:
+    async def scenario() -> None:
+        svc = secure_service(tmp_path / "ours")
+        init_primordial(svc)
+        other = secure_service(tmp_path / "theirs")
+        init_primordial(other)
+        try:
+            await svc.start("scm1")
+            capsys.readouterr()
+            assert await asyncio.to_thread(bootstrap, svc, "scm2", join_file(other, "scm2")) != 0
+            err = capsys.readouterr().err
+            assert "SCM scm2 cannot bootstrap: the primordial SCM scm1" in err and "another CA" in err
+            assert await asyncio.to_thread(bootstrap, svc, "scm2", join_file(svc, "scm3")) != 0
+            assert "is for SCM node scm3 only, not scm2" in capsys.readouterr().err
+            assert (
+                await asyncio.to_thread(bootstrap, svc, "scm2", join_file(svc, "scm2")) == 0
+            )  # then its own
+            assert "a sub-CA of the root CA signed by the primordial SCM scm1" in capsys.readouterr().out
+            mine = svc.conf("scm3")
+            wrong = {"ozone.scm.node.id": "scm3"}
+            assert other.cli("scm1", "--init") == 0  # (already made) scm3 initialised on the other cluster
+            assert svc.cli("scm3", "--init", extra={"ozone.scm.primordial.node.id": "scm3", **wrong}) == 0
+            assert await asyncio.to_thread(bootstrap, svc, "scm3", join_file(svc, "scm3")) != 0
+            assert "already initialized with cluster id" in capsys.readouterr().err
+            assert scm_metadata_dir(mine).exists()
         finally:
             for node in list(svc.daemons):
                 await svc.stop(node)
