@@ -63,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.add_argument(
         "--bootstrap",
         action="store_true",
-        help="in an HA service: initialise this SCM with the cluster id of the running SCMs, then exit",
+        help="in an HA service: initialise this SCM with the cluster id of the running SCMs (with security: "
+        "its sub-CA from the primordial SCM, presenting ozone.security.join.credentials.file, and a copy "
+        "of the primordial's scm.db), then exit",
     )
     parser.add_argument("--clusterid", metavar="CID-...", help="with --init: the cluster id to use")
     parser.add_argument(
@@ -72,7 +74,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         default=[],
         metavar="ROLE[:HOST][:SERVICE/NODE]=FILE",
         help="with --init on a secure cluster: write a JOIN credential for one new daemon (ROLE om, dn or "
-        "s3g; HOST binds it to that host, SERVICE/NODE to that HA OM node) to FILE (repeatable)",
+        "s3g; HOST binds it to that host, SERVICE/NODE to that HA OM node; scm:NODE for another SCM of the "
+        "service, which --bootstrap presents) to FILE (repeatable)",
     )
     parser.set_defaults(func=run)
 
