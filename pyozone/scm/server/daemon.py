@@ -446,7 +446,7 @@ class ScmDaemon:
             ),
             self.ha,
             settings,
-            None,
+            self.tls,  # hdds.grpc.tls.enabled: SCM's Raft port takes SCM certificates only (inbound.py)
             CertRole.SCM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
         )

@@ -11,6 +11,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pyozone.common.tls import TlsStore
 from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.security import x509 as X
@@ -27,8 +29,9 @@ from tests.unit.scm.server.test_scm_ha import NODES, Service, planned
 SECURE = {"ozone.security.enabled": "true", "hdds.x509.crl.refresh.interval": "1s"}
 
 
-def secure_service(tmp_path: Path) -> Service:
-    svc = planned(tmp_path, **SECURE)
+def secure_service(tmp_path: Path, mtls: bool = False) -> Service:
+    """`mtls`: hdds.grpc.tls.enabled, every port (the Raft port, /dbCheckpoint) mutual TLS."""
+    svc = planned(tmp_path, **SECURE, **({"hdds.grpc.tls.enabled": "true"} if mtls else {}))
     for node, port in zip(NODES, ports_of(len(NODES)), strict=True):
         svc.values[f"ozone.scm.security.service.port.scmservice.{node}"] = str(port)
     return svc
@@ -93,11 +96,12 @@ def run(coro: Any) -> None:
     asyncio.run(asyncio.wait_for(coro, 120))
 
 
+@pytest.mark.parametrize("mtls", [False, True], ids=["security-port-tls", "every-port-tls"])
 def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issued_and_revoked(
-    tmp_path: Path,
+    tmp_path: Path, mtls: bool
 ) -> None:
     async def scenario() -> None:
-        svc = secure_service(tmp_path)
+        svc = secure_service(tmp_path, mtls)
         init_primordial(svc)
         try:
             await start_all(svc)
