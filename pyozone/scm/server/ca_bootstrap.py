@@ -253,7 +253,8 @@ def _copy_genesis(
         store.close()
     if installed.index:
         _start_log_after(conf, storage, installed)
-    return [f"scm.db copied from the primordial SCM {primordial.node_id} at {url} (log entry {installed})"]
+    at = f"{installed.term}#{installed.index}"
+    return [f"scm.db copied from the primordial SCM {primordial.node_id} at {url} (log entry {at})"]
 
 
 def _start_log_after(conf: OzoneConfiguration, storage: SCMStorageConfig, at: TermIndex) -> None:

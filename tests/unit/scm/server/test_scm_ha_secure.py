@@ -98,7 +98,7 @@ def run(coro: Any) -> None:
 
 @pytest.mark.parametrize("mtls", [False, True], ids=["security-port-tls", "every-port-tls"])
 def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issued_and_revoked(
-    tmp_path: Path, mtls: bool
+    tmp_path: Path, mtls: bool, capsys: Any
 ) -> None:
     async def scenario() -> None:
         svc = secure_service(tmp_path, mtls)
@@ -150,6 +150,11 @@ def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issue
         finally:
             for node in list(svc.daemons):
                 await svc.stop(node)
+        # the service ran: what --init would write now would be in no Raft log
+        capsys.readouterr()
+        assert svc.cli("scm1", "--init", "--join-token", f"scm:scm2={tmp_path / 'late.pem'}") != 0
+        assert "scm1 of service scmservice has applied its Raft log up to" in capsys.readouterr().err
+        assert not (tmp_path / "late.pem").exists()
 
     run(scenario())
 
