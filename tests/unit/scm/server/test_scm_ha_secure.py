@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pyozone.common.tls import TlsStore
+from pyozone.common.fsutil import write_file
+from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -86,6 +87,28 @@ def sign(svc: Service, name: str) -> X.Certificate:
     return X.cert_from_pem(pem)
 
 
+def holder(svc: Service, name: str) -> TlsPaths:
+    """A user `name` holding a certificate the leader issued (its files under the test's directory)."""
+    key, csr = user_csr(name)
+    with admin_client(svc) as client:
+        pem, ca = client.sign_csr(csr)
+    paths = TlsPaths(
+        svc.tmp_path / f"{name}.key", svc.tmp_path / f"{name}.crt", svc.tmp_path / f"{name}-ca.crt"
+    )
+    write_file(paths.key, X.key_to_pem(key), private=True)
+    write_file(paths.cert, pem)
+    write_file(paths.ca, ca)
+    return paths
+
+
+def renew(svc: Service, paths: TlsPaths) -> X.Certificate:
+    """The holder renews its own certificate (a new key), over mutual TLS with the one it holds."""
+    name = X.common_name(X.cert_from_pem(paths.cert.read_bytes()))
+    with SCMSecurityClient(scm_security_nodes(svc.conf("scm1")), TlsStore(paths), timeout_s=5) as client:
+        pem, _ = client.sign_csr(user_csr(name)[1])
+    return X.cert_from_pem(pem)
+
+
 def on_every_scm(svc: Service, table: str, serial: int) -> bool:
     return all(
         d.store.backend.get(table, serial.to_bytes(8, "big")) is not None for d in svc.daemons.values()
@@ -109,6 +132,7 @@ def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issue
             assert {d.secure.security.ca.material.root for d in svc.daemons.values()} == {root_of(svc)}  # type: ignore[union-attr]
             assert len({sub_ca(d).serial_number for d in svc.daemons.values()}) == 3
             bob = await asyncio.to_thread(sign, svc, "bob")
+            dave = await asyncio.to_thread(holder, svc, "dave")
             assert bob.issuer == sub_ca(first).subject
             await wait_for_async(
                 lambda: asyncio.sleep(0, on_every_scm(svc, "validCerts", bob.serial_number)),
@@ -122,6 +146,12 @@ def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issue
             await svc.stop(gone)
             second = await svc.leader(writable=False)
             carol = await asyncio.to_thread(sign, svc, "carol")
+            # dave, whose certificate the stopped leader's sub-CA signed, renews with the next leader
+            renewed = await asyncio.to_thread(renew, svc, dave)
+            assert renewed.issuer == sub_ca(second).subject and X.common_name(renewed) == "dave"
+            old_dave = X.cert_from_pem(dave.cert.read_bytes()).serial_number
+            held = second.secure.security.ca.certs.held_by(("dave", None))  # type: ignore[union-attr]
+            assert {r.serial for r in held} == {old_dave, renewed.serial_number}  # a holder keeps two
             assert carol.issuer == sub_ca(second).subject and carol.serial_number > bob.serial_number
             assert second.secure.security.secret_keys.current() in keys  # type: ignore[union-attr]
             with admin_client(svc) as client:
