@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from pyozone.common.fsutil import write_file
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.security import x509 as X
+from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import RevocationReason
 from pyozone.scm.server import ScmDaemon
@@ -109,6 +111,18 @@ def renew(svc: Service, paths: TlsPaths) -> X.Certificate:
     return X.cert_from_pem(pem)
 
 
+def ask_follower(svc: Service, node: str) -> tuple[str, bytes]:
+    """A follower's refusal of a CSR, and its CRL bundle."""
+    conf = svc.conf("scm1")
+    files = ScmSecurityFiles.from_conf(conf, SecurityConfig.from_conf(conf))
+    port = int(svc.values[f"ozone.scm.security.service.port.scmservice.{node}"])
+    tls = TlsStore(files.user(admin_user(conf)))
+    with SCMSecurityClient(HostPort("127.0.0.1", port), tls, timeout_s=5) as client:
+        with pytest.raises(SecurityError) as refused:
+            client.sign_csr(user_csr("eve")[1])
+        return refused.value.message, client.get_crl()[1]
+
+
 def on_every_scm(svc: Service, table: str, serial: int) -> bool:
     return all(
         d.store.backend.get(table, serial.to_bytes(8, "big")) is not None for d in svc.daemons.values()
@@ -133,6 +147,14 @@ def test_any_leader_signs_with_its_own_sub_ca_and_every_scm_knows_what_was_issue
             assert len({sub_ca(d).serial_number for d in svc.daemons.values()}) == 3
             bob = await asyncio.to_thread(sign, svc, "bob")
             dave = await asyncio.to_thread(holder, svc, "dave")
+            follower = next(n for n in NODES if n != svc.node_of(first))
+            refusal, bundle = await asyncio.to_thread(ask_follower, svc, follower)
+            leader_port = svc.values[f"ozone.scm.security.service.port.scmservice.{svc.node_of(first)}"]
+            assert f"ServerNotLeaderException: Server:{follower} is not the leader" in refusal
+            assert f"Suggested leader is Server:127.0.0.1:{leader_port}" in refusal
+            assert (
+                len(X.crl_issuers(bundle, root_of(svc))) >= 2
+            )  # any SCM answers getCrl: the root's, a sub-CA's
             assert bob.issuer == sub_ca(first).subject
             await wait_for_async(
                 lambda: asyncio.sleep(0, on_every_scm(svc, "validCerts", bob.serial_number)),
