@@ -2,9 +2,9 @@
 over Kerberos instead).
 
 A JOIN credential is a certificate `join@<role>` of its own key pair that SCM minted for one role (OM,
-DATANODE or S3G) and optionally one host, valid `hdds.x509.join.token.expiry` (1 day). SCM keeps what each
-may obtain in `joinTokens`, keyed by the credential's serial. Presented on the security port, it obtains one
-certificate, for that role, for an identity that does not exist yet:
+DATANODE, S3G, or SCM below) and optionally one host, valid `hdds.x509.join.token.expiry` (1 day). SCM
+keeps what each may obtain in `joinTokens`, keyed by the credential's serial. Presented on the security
+port, it obtains one certificate, for that role, for an identity that does not exist yet:
 - a datanode: a UUID SCM never saw (not registered, in no pipeline) and never named in a certificate
   (valid, revoked, or obtained with another JOIN credential);
 - OM or the S3 gateway: a host the configuration names for that service (`ozone.om.address`,
@@ -21,6 +21,9 @@ The token is then used: a second CSR with it is refused, as is an expired or rev
 A datanode that lost its key or certificate rejoins with its data by a token naming its UUID (`rejoin`),
 which an administrator mints once every certificate of that UUID is revoked; it obtains that datanode's
 certificate only.
+An SCM's token (role SCM, `scm --init --join-token scm:NODE=FILE` on the primordial SCM of an HA service) is
+bound to one SCM node and obtains that node's sub-CA at its `scm --bootstrap` (`check_scm`); it is not used
+up, as the primordial answers before any quorum could record the use.
 """
 
 from __future__ import annotations

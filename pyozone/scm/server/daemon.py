@@ -307,14 +307,12 @@ class ScmDaemon:
         security.on_crl = tls.update_crl
         return SecureScm(security, tls, where)
 
-    async def _fetch_peer_crls(self) -> None:
+    async def _fetch_peer_crls(self, secure: SecureScm, me: ScmNodeDetails) -> None:
         """An SCM of a secure service signs its own sub-CA's CRL only (and the root's, on the primordial):
         every `hdds.x509.crl.refresh.interval`, from the start, it fetches the other SCMs' getCrl answers
         and keeps their lists (ScmSecurity.take_peer_crls), so its own ports and every party fetching its
         bundle hold a CRL for every SCM's sub-CA (OpenSSL's check fails a peer whose issuer has none). An
         SCM not reached is asked again at the next round; its last list is kept."""
-        assert self.secure is not None and self.node is not None
-        secure, me = self.secure, self.node
         settings = SecurityConfig.from_conf(self.conf)
         peers = [n for n in scm_service_nodes(self.conf, me.service_id) if n.node_id != me.node_id]
 
@@ -537,7 +535,9 @@ class ScmDaemon:
             security: object = SecurityService(self.secure.security)
             if self.ha is not None:
                 security = leader_only(security, self.ha, lambda n: n.security_address, SECURITY_ANY_SCM)
-                self._crl_fetcher = asyncio.create_task(self._fetch_peer_crls(), name="scm-peer-crls")
+                self._crl_fetcher = asyncio.create_task(
+                    self._fetch_peer_crls(self.secure, self.ha.node), name="scm-peer-crls"
+                )
             self.security_port = await self._serve(
                 SECURITY_SERVICE, security, MAX_SECURITY_MESSAGE_BYTES,
                 self.secure.address, "ozone.scm.security.service", self.secure.tls,
