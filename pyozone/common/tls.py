@@ -109,8 +109,6 @@ class TlsStore:
         self.crl_signers: dict[str, tuple[dt.datetime, int]] = {}
         """Per issuer of the held bundle, the start and serial of the certificate that signed its CRL
         (X.crl_signers)."""
-        self.crl_updates: dict[str, dt.datetime] = {}
-        """Per issuer of the held bundle, its CRL's lastUpdate (X.crl_last_updates)."""
         self._crls = b""
         """The held bundle's CRLs alone (X.crl_blocks), what OpenSSL is given."""
         self._load_kept_crl()
@@ -127,7 +125,6 @@ class TlsStore:
             ca = X.cert_from_pem(self.paths.ca.read_bytes())
             self.crl_number, self.revoked = X.crl_number(pem, ca), X.crl_serials(pem, ca)
             self.crl_signers = X.crl_signers(pem, ca)
-            self.crl_updates = X.crl_last_updates(pem, ca)
             self.crl_issuers = frozenset(self.crl_signers)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
@@ -137,9 +134,10 @@ class TlsStore:
         """Takes the CA's CRL bundle number `number` when newer than the one held, or as new but carrying
         the CRL of an issuer the held one lacks (SCM's sub-CA made after the root's CRL was kept) or signed
         by a later certificate of that issuer (SCM renewed or re-made its sub-CA; the revocation count did
-        not move; the older bundle is not taken back), or carrying an issuer's CRL of a later lastUpdate
+        not move; the older bundle is not taken back), or listing every serial the held one lists and more
         (in an SCM HA service each SCM signs its own sub-CA's list, and the one answering carries the
-        others' as it last fetched them: a fresher one comes at the same number):
+        others' as it last fetched them: a fresher one comes at the same number; one missing a serial the
+        held one lists is not taken, so nothing listed is forgotten):
         checks each signature against the trusted root, and that each certificate of the bundle chains to
         it (ValueError otherwise), keeps it beside ca.crt and has every ssl context of this party refuse
         the certificates it lists. True when it was taken."""
@@ -147,20 +145,18 @@ class TlsStore:
             return False
         root = X.cert_from_pem(self.material().ca_pem)
         signers = X.crl_signers(pem, root)
-        updates = X.crl_last_updates(pem, root)
+        serials = X.crl_serials(pem, root)
         newer = any(
             name not in self.crl_signers or signer > self.crl_signers[name]
             for name, signer in signers.items()
-        ) or any(name in self.crl_updates and at > self.crl_updates[name] for name, at in updates.items())
+        ) or (serials > self.revoked)
         if number == self.crl_number and not newer:
             return False
-        serials = X.crl_serials(pem, root)
         path = self.paths.ca.with_name(CRL_FILE)
         write_file(path, pem)
         with self._lock:
             self.crl_number, self.revoked, self.crl_issuers = number, serials, frozenset(signers)
             self.crl_signers, self._crls = signers, X.crl_blocks(pem)
-            self.crl_updates = updates
             for context in self._contexts:
                 self._load_crl(context)
         return True

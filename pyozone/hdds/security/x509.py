@@ -661,12 +661,6 @@ def crl_signers(bundle: bytes, root: Certificate) -> dict[str, tuple[dt.datetime
     }
 
 
-def crl_last_updates(bundle: bytes, root: Certificate) -> dict[str, dt.datetime]:
-    """The lastUpdate of each issuer's CRL in a PEM bundle (RFC 4514 names), once each verifies (ValueError
-    otherwise): of two lists of one signer, the later names the later revocations (`crl_last_update`)."""
-    return {crl.issuer.rfc4514_string(): crl.last_update_utc for crl in _verified_crls(bundle, root)[0]}
-
-
 def crl_parts(bundle: bytes, root: Certificate) -> list[tuple[str, dt.datetime, bytes, Certificate]]:
     """Each CRL of a PEM bundle as (issuer's RFC 4514 name, lastUpdate, its PEM, the certificate that
     signed it), once each verifies (ValueError otherwise): what an SCM of an HA service keeps of another's

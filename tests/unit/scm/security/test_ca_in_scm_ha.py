@@ -169,7 +169,7 @@ def test_each_scms_bundle_carries_the_other_scms_newest_lists() -> None:
     assert not second.take_peer_crls(first.crl(with_peers=False)[1])  # the same lists again: nothing new
 
 
-def test_a_party_takes_a_bundle_of_the_same_number_with_a_newer_list_of_an_issuer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_party_takes_a_bundle_of_the_same_number_listing_more_but_never_one_listing_less(tmp_path) -> None:  # type: ignore[no-untyped-def]
     clock = ManualClock()
     root = root_ca(clock)
     store = SCMMetadataStore.in_memory()
@@ -192,3 +192,4 @@ def test_a_party_takes_a_bundle_of_the_same_number_with_a_newer_list_of_an_issue
     fresh = second.crl()
     assert fresh[0] == stale[0]  # one revocation: the same number
     assert party.update_crl(*fresh) and bob.serial_number in party.revoked
+    assert not party.update_crl(*stale) and bob.serial_number in party.revoked
