@@ -90,7 +90,8 @@ class JoinTokens:
 
     `service_hosts`: the hosts the configuration names for OM and the S3 gateway; `known_datanode`: whether
     SCM saw a datanode UUID (registered, or a member of a pipeline); `om_nodes`: the HA OMs the
-    configuration names ("SERVICE/NODE" -> the host of its address)."""
+    configuration names ("SERVICE/NODE" -> the host of its address); `scm_nodes`: the SCMs of this SCM's
+    service (node id -> the host of `ozone.scm.address.SERVICE.NODE`)."""
 
     def __init__(
         self,
@@ -99,6 +100,7 @@ class JoinTokens:
         service_hosts: Mapping[CertRole, frozenset[str]],
         known_datanode: Callable[[str], bool],
         om_nodes: Mapping[str, str] | None = None,
+        scm_nodes: Mapping[str, str] | None = None,
     ) -> None:
         self._store = store
         self._table = store.join_tokens
@@ -106,6 +108,7 @@ class JoinTokens:
         self._service_hosts = service_hosts
         self._known_datanode = known_datanode
         self._om_nodes = dict(om_nodes or {})
+        self._scm_nodes = dict(scm_nodes or {})
 
     def check_rejoin(self, datanode: str) -> None:
         """A token may bring back datanode `datanode` once every certificate naming it is revoked."""
@@ -215,6 +218,17 @@ class JoinTokens:
             raise _denied(f"JOIN credential {serial} is for SCM node {token.scm_node} only, not {scm_node}")
         if token.name and host != token.name:
             raise _denied(f"JOIN credential {serial} is for scm@{token.name} only")
+        configured = self._scm_nodes.get(scm_node)
+        if configured is None:
+            raise _denied(
+                f"the configuration names no SCM {scm_node} of this service (ozone.scm.nodes.SERVICE name "
+                f"{', '.join(sorted(self._scm_nodes)) or 'none'})"
+            )
+        if host != configured:
+            raise _denied(
+                f"scm@{host}: SCM {scm_node} is on {configured!r} (ozone.scm.address of its node), not "
+                f"{host!r}"
+            )
         return token
 
     def redeem(self, token: JoinToken, cert: X.Certificate) -> None:

@@ -132,6 +132,15 @@ def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
     }
 
 
+def configured_scm_nodes(conf: OzoneConfiguration) -> dict[str, str]:
+    """The SCMs of this SCM's service a sub-CA may be signed for (node id -> the host its certificate's
+    common name carries: that of ozone.scm.address.SERVICE.NODE, `scm_hosts`' first); none for a lone SCM."""
+    node = local_scm_node(conf)
+    if node is None:
+        return {}
+    return {n.node_id: n.client_address.host for n in scm_service_nodes(conf, node.service_id)}
+
+
 # ---------------------------------------------------------------------- loading
 def load_root(files: ScmSecurityFiles) -> CaMaterial:
     """The root CA (its key and self-signed or external certificate). One that cannot sign SCM's sub-CA
@@ -251,7 +260,12 @@ def build_security(
         secret_keys = SecretKeyManager(settings, clock, (), replicated.save, replicated.load)
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
     tokens = JoinTokens(
-        store, certs, configured_service_hosts(conf), known_datanode, configured_om_nodes(conf)
+        store,
+        certs,
+        configured_service_hosts(conf),
+        known_datanode,
+        configured_om_nodes(conf),
+        configured_scm_nodes(conf),
     )
     return ScmSecurity(settings, ca, secret_keys, policy, tokens, leads)
 

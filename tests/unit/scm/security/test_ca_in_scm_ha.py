@@ -64,7 +64,9 @@ def scm(
     replicated = ReplicatedSecretKeys(store)
     keys = SecretKeyManager(SETTINGS, clock, (), replicated.save, replicated.load)
     policy = AccessPolicy(Administrators(frozenset({"admin"}), frozenset()), UserGroups({}))
-    tokens = JoinTokens(store, certs, {}, lambda _: False)
+    tokens = JoinTokens(
+        store, certs, {}, lambda _: False, scm_nodes={"scm1": "h", "scm2": "h2", "scm3": "h3"}
+    )
     return ScmSecurity(SETTINGS, ca, keys, policy, tokens, lambda: leads)
 
 
@@ -107,6 +109,14 @@ def test_the_primordial_signs_another_scms_sub_ca_for_its_nodes_join_credential_
         (lambda: primordial.sign_scm(caller, serial, csr, "scm2", "SCM-2", "CID-2"), "is of cluster CID-2"),
         (lambda: primordial.sign_scm(ADMIN, None, csr, "scm2", "SCM-2", "CID-1"), "bootstraps with a JOIN"),
     ]
+    caller4, serial4 = scm_join(primordial, "scm4")
+    refusals.append(
+        (lambda: primordial.sign_scm(caller4, serial4, csr, "scm4", "SCM-4", "CID-1"), "names no SCM scm4")
+    )
+    caller3, serial3 = scm_join(primordial, "scm3")
+    refusals.append(
+        (lambda: primordial.sign_scm(caller3, serial3, csr, "scm3", "SCM-3", "CID-1"), "SCM scm3 is on 'h3'")
+    )
     for call, why in refusals:
         with pytest.raises(SecurityError, match=why) as refused:
             call()
