@@ -35,6 +35,8 @@ SECURE = {"ozone.security.enabled": "true", "hdds.x509.crl.refresh.interval": "1
 def secure_service(tmp_path: Path, mtls: bool = False) -> Service:
     """`mtls`: hdds.grpc.tls.enabled, every port (the Raft port, /dbCheckpoint) mutual TLS."""
     svc = planned(tmp_path, **SECURE, **({"hdds.grpc.tls.enabled": "true"} if mtls else {}))
+    # 300 ms elections flip under load (RSA key generation in this process): a leader stays put here
+    svc.values["ozone.scm.ha.ratis.leader.election.timeout"] = "1s"
     for node, port in zip(NODES, ports_of(len(NODES)), strict=True):
         svc.values[f"ozone.scm.security.service.port.scmservice.{node}"] = str(port)
     return svc
