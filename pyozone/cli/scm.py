@@ -6,8 +6,10 @@ In an HA service (`ozone.scm.service.ids`), as Ozone's: `--init` initialises the
 others with the cluster id the running SCMs answer (getScmInfo), its own scmUuid and an empty scm.db.
 
 With ozone.security.enabled, --init also makes SCM's certificate authority and the certificates it starts
-with (scm/server/ca_files.py), mints one JOIN credential per --join-token (one daemon each), and prints
-where they are."""
+with (scm/server/ca_files.py), mints one JOIN credential per --join-token (one daemon each; `scm:NODE=FILE`
+for another SCM of the service), and prints where they are; --bootstrap obtains this SCM's sub-CA from the
+primordial SCM's root with such a credential and copies the primordial's scm.db
+(scm/server/ca_bootstrap.py)."""
 
 from __future__ import annotations
 
@@ -61,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.add_argument(
         "--bootstrap",
         action="store_true",
-        help="in an HA service: initialise this SCM with the cluster id of the running SCMs, then exit",
+        help="in an HA service: initialise this SCM with the cluster id of the running SCMs (with security: "
+        "its sub-CA from the primordial SCM, presenting ozone.security.join.credentials.file, and a copy "
+        "of the primordial's scm.db), then exit",
     )
     parser.add_argument("--clusterid", metavar="CID-...", help="with --init: the cluster id to use")
     parser.add_argument(
@@ -70,7 +74,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         default=[],
         metavar="ROLE[:HOST][:SERVICE/NODE]=FILE",
         help="with --init on a secure cluster: write a JOIN credential for one new daemon (ROLE om, dn or "
-        "s3g; HOST binds it to that host, SERVICE/NODE to that HA OM node) to FILE (repeatable)",
+        "s3g; HOST binds it to that host, SERVICE/NODE to that HA OM node; scm:NODE for another SCM of the "
+        "service, which --bootstrap presents) to FILE (repeatable)",
     )
     parser.set_defaults(func=run)
 
@@ -122,46 +127,81 @@ def _bootstrap(conf: OzoneConfiguration) -> int:
     if primordial is not None and primordial.node_id == node.node_id:
         print(f"SCM {node.node_id} is the primordial SCM: bootstrap skipped (run scm --init on it)")
         return 0
-    if SecurityConfig.from_conf(conf).enabled:
-        raise CLIError(
-            "scm --bootstrap with ozone.security.enabled is not implemented yet: this SCM's sub-CA "
-            "certificate signed by the primordial SCM's root CA (getScmCertificate) is missing; bootstrap an "
-            "insecure service"
-        )
+    secure = SecurityConfig.from_conf(conf).enabled
     storage_dir = version_file(scm_metadata_dir(conf)).parent.parent
-    cluster_id = _service_cluster_id(conf, node)
+    cluster_id = _service_cluster_id(conf, node, secure)
     if version_file(scm_metadata_dir(conf)).exists():
-        kept = read_scm_storage(scm_metadata_dir(conf)).cluster_id
-        if kept != cluster_id:
+        storage = read_scm_storage(scm_metadata_dir(conf))
+        if storage.cluster_id != cluster_id:
             raise CLIError(
-                f"SCM {node.node_id} cannot bootstrap: it is already initialized with cluster id {kept} "
-                f"(sd={storage_dir}) but the running SCMs of service {node.service_id} have {cluster_id}"
+                f"SCM {node.node_id} cannot bootstrap: it is already initialized with cluster id "
+                f"{storage.cluster_id} (sd={storage_dir}) but the running SCMs of service {node.service_id} "
+                f"have {cluster_id}"
             )
-        print(f"SCM already initialized with cluster id {kept}: bootstrap skipped for sd={storage_dir}")
-        return 0
-    storage, _ = init_scm(conf, cluster_id)
-    print(
-        f"SCM bootstrap succeeded. Current cluster id for sd={storage_dir}; cid={storage.cluster_id}; "
-        f"layoutVersion={storage.layout_version}"
-    )
-    print(f"scmUuid={storage.scm_uuid}")
+        print(f"SCM already initialized with cluster id {cluster_id} (sd={storage_dir})")
+    else:
+        storage, _ = init_scm(conf, cluster_id)
+        print(
+            f"SCM bootstrap succeeded. Current cluster id for sd={storage_dir}; cid={storage.cluster_id}; "
+            f"layoutVersion={storage.layout_version}"
+        )
+        print(f"scmUuid={storage.scm_uuid}")
+    if secure:  # each step skipped when done: a bootstrap cut short is run again
+        _bootstrap_security(conf, storage, node, primordial)
     return 0
 
 
-def _service_cluster_id(conf: OzoneConfiguration, node: ScmNodeDetails) -> str:
-    """The cluster id the first other SCM of the service that answers getScmInfo gives."""
+def _bootstrap_security(
+    conf: OzoneConfiguration,
+    storage: SCMStorageConfig,
+    node: ScmNodeDetails,
+    primordial: ScmNodeDetails | None,
+) -> None:
+    # Loaded only for a secure SCM: it brings the CA and TLS code with it.
+    from pyozone.scm.server.ca_bootstrap import bootstrap_security
+    from pyozone.scm.server.ca_files import SecuritySetupError
+
+    if primordial is None:
+        raise CLIError(
+            f"SCM {node.node_id} cannot bootstrap securely: ozone.scm.primordial.node.id names no SCM of "
+            f"service {node.service_id}, and the primordial SCM holds the root CA that signs this one's"
+        )
+    try:
+        report = bootstrap_security(conf, storage, node, primordial)
+    except SecuritySetupError as e:
+        raise CLIError(str(e)) from None
+    for line in report.lines:
+        print(line)
+
+
+def _service_cluster_id(conf: OzoneConfiguration, node: ScmNodeDetails, secure: bool) -> str:
+    """The cluster id the first other SCM of the service that answers getScmInfo gives (over mutual TLS
+    with this SCM's JOIN credential when the ports take nothing else)."""
+    from contextlib import nullcontext
+
     from pyozone.framework.scm_admin import ScmAdminClient
     from pyozone.framework.scm_errors import ScmClientError
 
     refusals = []
-    for other in scm_service_nodes(conf, node.service_id):
-        if other.node_id == node.node_id:
-            continue
+    if secure:
+        from pyozone.scm.server.ca_bootstrap import bootstrap_tls
+        from pyozone.scm.server.ca_files import SecuritySetupError
+
         try:
-            with ScmAdminClient(other.client_address, timeout_s=10.0) as client:
-                return client.scm_info().cluster_id
-        except ScmClientError as e:
-            refusals.append(f"{other.node_id} at {other.client_address}: {e}")
+            presented = bootstrap_tls(conf)
+        except SecuritySetupError as e:
+            raise CLIError(str(e)) from None
+    else:
+        presented = nullcontext(None)
+    with presented as tls:
+        for other in scm_service_nodes(conf, node.service_id):
+            if other.node_id == node.node_id:
+                continue
+            try:
+                with ScmAdminClient(other.client_address, timeout_s=10.0, tls=tls) as client:
+                    return client.scm_info().cluster_id
+            except ScmClientError as e:
+                refusals.append(f"{other.node_id} at {other.client_address}: {e}")
     raise CLIError(
         f"SCM {node.node_id} cannot bootstrap: no other SCM of service {node.service_id} answered its "
         f"cluster id ({'; '.join(refusals) or 'the service names no other SCM'}); start the primordial "

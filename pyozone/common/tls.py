@@ -134,7 +134,10 @@ class TlsStore:
         """Takes the CA's CRL bundle number `number` when newer than the one held, or as new but carrying
         the CRL of an issuer the held one lacks (SCM's sub-CA made after the root's CRL was kept) or signed
         by a later certificate of that issuer (SCM renewed or re-made its sub-CA; the revocation count did
-        not move; the older bundle is not taken back):
+        not move; the older bundle is not taken back), or listing every serial the held one lists and more
+        (in an SCM HA service each SCM signs its own sub-CA's list, and the one answering carries the
+        others' as it last fetched them: a fresher one comes at the same number; one missing a serial the
+        held one lists is not taken, so nothing listed is forgotten):
         checks each signature against the trusted root, and that each certificate of the bundle chains to
         it (ValueError otherwise), keeps it beside ca.crt and has every ssl context of this party refuse
         the certificates it lists. True when it was taken."""
@@ -142,13 +145,13 @@ class TlsStore:
             return False
         root = X.cert_from_pem(self.material().ca_pem)
         signers = X.crl_signers(pem, root)
+        serials = X.crl_serials(pem, root)
         newer = any(
             name not in self.crl_signers or signer > self.crl_signers[name]
             for name, signer in signers.items()
-        )
+        ) or (serials > self.revoked)
         if number == self.crl_number and not newer:
             return False
-        serials = X.crl_serials(pem, root)
         path = self.paths.ca.with_name(CRL_FILE)
         write_file(path, pem)
         with self._lock:

@@ -2,7 +2,10 @@
 
 Daemons use it for their certificate (first start, renewal) and for the secret keys tokens are signed
 with; `pyozone admin cert` uses it to list and issue certificates. Blocking, so callers on an event loop run
-it in `asyncio.to_thread`. Every failure is a SecurityError naming Ozone's status.
+it in `asyncio.to_thread`. Every failure is a SecurityError naming Ozone's status. With an SCM HA service
+(`scm_security_nodes`) its calls go to the leader and fail over as the block and admin clients' do
+(framework/scm_failover.py: the CA's records are the leader's); `get_scm_certificate` goes to one SCM, the
+primordial, whatever its role.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pyozone import rpc
-from pyozone.common.net import HostPort
+from pyozone.common.net import HostPort, scm_security_address
 from pyozone.common.tls import TlsStore
+from pyozone.config import OzoneConfiguration
+from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import FailoverStub, ScmNodes, channel_stubs
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.security.errors import SecurityError, SecurityResult
 from pyozone.hdds.security.secret_key import ManagedSecretKey
@@ -26,17 +32,28 @@ T = TypeVar("T")
 _UNREACHABLE = (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED)
 
 
+def scm_security_nodes(conf: OzoneConfiguration) -> ScmNodes:
+    """The SCMs of the service at their security ports (`ozone.scm.security.service.port` of each node), or
+    the lone SCM's (`scm_security_address`)."""
+    return ScmNodes.from_conf(conf, lambda n: n.security_address, scm_security_address)
+
+
 class SCMSecurityClient:
-    def __init__(self, address: HostPort, tls: TlsStore, timeout_s: float = 10) -> None:
-        self.address = address
+    def __init__(self, scm: HostPort | ScmNodes, tls: TlsStore, timeout_s: float = 10) -> None:
+        nodes = scm if isinstance(scm, ScmNodes) else ScmNodes.lone(scm)
         self.timeout_s = timeout_s
-        self._channel = rpc.SyncChannel(
-            address, rpc.ChannelSettings(MAX_SECURITY_MESSAGE_BYTES), tls, CertRole.SCM
+        spec = rpc.ServiceSpec.of(wire.SECURITY_SERVICE)
+        self._stub: Any = FailoverStub(
+            nodes, channel_stubs(nodes, spec, MAX_SECURITY_MESSAGE_BYTES, tls, CertRole.SCM)
         )
-        self._stub: Any = rpc.Stub(self._channel, rpc.ServiceSpec.of(wire.SECURITY_SERVICE))
+
+    @property
+    def address(self) -> HostPort:
+        """The SCM calls go to now."""
+        return self._stub.address  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        self._channel.close()
+        self._stub.close()
 
     def __enter__(self) -> SCMSecurityClient:
         return self
@@ -60,6 +77,14 @@ class SCMSecurityClient:
         except UnicodeDecodeError:
             raise SecurityError(SecurityResult.INVALID_CSR, "a CSR is PEM text (ASCII)") from None
         return self._call(self._stub.getCert, wire.csr_request(csr), wire.certificate_pair_from_proto)
+
+    def get_scm_certificate(
+        self, csr_pem: bytes, scm_node: str, cluster_id: str, scm_id: str
+    ) -> tuple[bytes, bytes]:
+        """Ozone's getSCMCertificate: the sub-CA of SCM node `scm_node` (scmUuid `scm_id`) of `cluster_id` and
+        the root CA certificate (PEM both), from the SCM holding the root's key."""
+        request = wire.scm_csr_request(csr_pem.decode("ascii"), scm_node, cluster_id, scm_id)
+        return self._call(self._stub.getSCMCertificate, request, wire.certificate_pair_from_proto)
 
     def list_certificates(
         self,
@@ -121,6 +146,8 @@ class SCMSecurityClient:
             response = method(request, timeout=self.timeout_s)
         except rpc.RpcError as e:
             raise self._error(e) from None
+        except ScmClientError as e:  # no SCM of the service took it (failover exhausted)
+            raise SecurityError(SecurityResult.UNAVAILABLE, str(e)) from None
         try:
             return convert(response)
         except ProtocolError as e:

@@ -24,51 +24,55 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pyozone/ScmSecurityProtocol.proto\x12\x14pyozone.scm.security\"!\n\x1fSCMGetCACertificateRequestProto\"+\n\x16SCMGetCertRequestProto\x12\x0b\n\x03\x43SR\x18\x02 \x01(\tJ\x04\x08\x01\x10\x02\"S\n\x17SCMGetCertResponseProto\x12\x17\n\x0fx509Certificate\x18\x02 \x01(\t\x12\x19\n\x11x509CACertificate\x18\x03 \x01(\tJ\x04\x08\x01\x10\x02\"5\n\x1dSCMGetCertificateRequestProto\x12\x14\n\x0c\x63\x65rtSerialId\x18\x01 \x01(\t\"\x85\x01\n\x1eSCMListCertificateRequestProto\x12,\n\x04role\x18\x01 \x01(\x0e\x32\x1e.pyozone.scm.security.NodeType\x12\x13\n\x0bstartCertId\x18\x02 \x01(\x03\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x11\n\tisRevoked\x18\x04 \x01(\x08\"=\n\x1fSCMListCertificateResponseProto\x12\x14\n\x0c\x63\x65rtificates\x18\x02 \x03(\tJ\x04\x08\x01\x10\x02\"\x8b\x01\n\x1eSCMCreateJoinTokenRequestProto\x12,\n\x04role\x18\x01 \x01(\x0e\x32\x1e.pyozone.scm.security.NodeType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x43SR\x18\x03 \x01(\t\x12\x10\n\x08\x64\x61tanode\x18\x04 \x01(\t\x12\x0e\n\x06omNode\x18\x05 \x01(\t\"Y\n!SCMRevokeCertificatesRequestProto\x12\x0f\n\x07\x63\x65rtIds\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\x05\x12\r\n\x05names\x18\x04 \x03(\tJ\x04\x08\x03\x10\x04\"3\n\"SCMRevokeCertificatesResponseProto\x12\r\n\x05\x63rlId\x18\x01 \x01(\x03\"\x17\n\x15SCMGetCrlRequestProto\"8\n\x16SCMGetCrlResponseProto\x12\r\n\x05\x63rlId\x18\x01 \x01(\x03\x12\x0f\n\x07x509CRL\x18\x02 \x01(\t\"l\n\x10ManagedSecretKey\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63reationTime\x18\x02 \x01(\x04\x12\x12\n\nexpiryTime\x18\x03 \x01(\x04\x12\x11\n\talgorithm\x18\x04 \x01(\t\x12\x0f\n\x07\x65ncoded\x18\x05 \x01(\x0c\"\x1f\n\x1dSCMGetCurrentSecretKeyRequest\"[\n\x1eSCMGetCurrentSecretKeyResponse\x12\x39\n\tsecretKey\x18\x01 \x01(\x0b\x32&.pyozone.scm.security.ManagedSecretKey\"-\n\x16SCMGetSecretKeyRequest\x12\x13\n\x0bsecretKeyId\x18\x01 \x01(\t\"q\n\x17SCMGetSecretKeyResponse\x12\x43\n\x0esecretKeyProto\x18\x01 \x01(\x0b\x32&.pyozone.scm.security.ManagedSecretKeyH\x00\x88\x01\x01\x42\x11\n\x0f_secretKeyProto\"\x1c\n\x1aSCMGetAllSecretKeysRequest\"W\n\x19SCMSecretKeysListResponse\x12:\n\nsecretKeys\x18\x01 \x03(\x0b\x32&.pyozone.scm.security.ManagedSecretKey*g\n\x08NodeType\x12\x19\n\x15NODE_TYPE_UNSPECIFIED\x10\x00\x12\x06\n\x02OM\x10\x01\x12\x07\n\x03SCM\x10\x02\x12\x0c\n\x08\x44\x41TANODE\x10\x03\x12\r\n\tS3GATEWAY\x10\x05\x12\x08\n\x04USER\x10\x64\x12\x08\n\x04JOIN\x10\x65\x32\xc2\t\n\x1aSCMSecurityProtocolService\x12x\n\x10getCACertificate\x12\x35.pyozone.scm.security.SCMGetCACertificateRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12\x66\n\x07getCert\x12,.pyozone.scm.security.SCMGetCertRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12t\n\x0egetCertificate\x12\x33.pyozone.scm.security.SCMGetCertificateRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12~\n\x0flistCertificate\x12\x34.pyozone.scm.security.SCMListCertificateRequestProto\x1a\x35.pyozone.scm.security.SCMListCertificateResponseProto\x12\x80\x01\n\x13getCurrentSecretKey\x12\x33.pyozone.scm.security.SCMGetCurrentSecretKeyRequest\x1a\x34.pyozone.scm.security.SCMGetCurrentSecretKeyResponse\x12k\n\x0cgetSecretKey\x12,.pyozone.scm.security.SCMGetSecretKeyRequest\x1a-.pyozone.scm.security.SCMGetSecretKeyResponse\x12u\n\x10getAllSecretKeys\x12\x30.pyozone.scm.security.SCMGetAllSecretKeysRequest\x1a/.pyozone.scm.security.SCMSecretKeysListResponse\x12v\n\x0f\x63reateJoinToken\x12\x34.pyozone.scm.security.SCMCreateJoinTokenRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12\x87\x01\n\x12revokeCertificates\x12\x37.pyozone.scm.security.SCMRevokeCertificatesRequestProto\x1a\x38.pyozone.scm.security.SCMRevokeCertificatesResponseProto\x12\x63\n\x06getCrl\x12+.pyozone.scm.security.SCMGetCrlRequestProto\x1a,.pyozone.scm.security.SCMGetCrlResponseProtob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!pyozone/ScmSecurityProtocol.proto\x12\x14pyozone.scm.security\"!\n\x1fSCMGetCACertificateRequestProto\"+\n\x16SCMGetCertRequestProto\x12\x0b\n\x03\x43SR\x18\x02 \x01(\tJ\x04\x08\x01\x10\x02\"J\n\x13ScmNodeDetailsProto\x12\x11\n\tscmNodeId\x18\x01 \x01(\t\x12\x11\n\tclusterId\x18\x02 \x01(\t\x12\r\n\x05scmId\x18\x03 \x01(\t\"g\n\x19SCMGetSCMCertRequestProto\x12=\n\nscmDetails\x18\x01 \x01(\x0b\x32).pyozone.scm.security.ScmNodeDetailsProto\x12\x0b\n\x03\x43SR\x18\x02 \x01(\t\"S\n\x17SCMGetCertResponseProto\x12\x17\n\x0fx509Certificate\x18\x02 \x01(\t\x12\x19\n\x11x509CACertificate\x18\x03 \x01(\tJ\x04\x08\x01\x10\x02\"5\n\x1dSCMGetCertificateRequestProto\x12\x14\n\x0c\x63\x65rtSerialId\x18\x01 \x01(\t\"\x85\x01\n\x1eSCMListCertificateRequestProto\x12,\n\x04role\x18\x01 \x01(\x0e\x32\x1e.pyozone.scm.security.NodeType\x12\x13\n\x0bstartCertId\x18\x02 \x01(\x03\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x11\n\tisRevoked\x18\x04 \x01(\x08\"=\n\x1fSCMListCertificateResponseProto\x12\x14\n\x0c\x63\x65rtificates\x18\x02 \x03(\tJ\x04\x08\x01\x10\x02\"\x8b\x01\n\x1eSCMCreateJoinTokenRequestProto\x12,\n\x04role\x18\x01 \x01(\x0e\x32\x1e.pyozone.scm.security.NodeType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0b\n\x03\x43SR\x18\x03 \x01(\t\x12\x10\n\x08\x64\x61tanode\x18\x04 \x01(\t\x12\x0e\n\x06omNode\x18\x05 \x01(\t\"Y\n!SCMRevokeCertificatesRequestProto\x12\x0f\n\x07\x63\x65rtIds\x18\x01 \x03(\t\x12\x0e\n\x06reason\x18\x02 \x01(\x05\x12\r\n\x05names\x18\x04 \x03(\tJ\x04\x08\x03\x10\x04\"3\n\"SCMRevokeCertificatesResponseProto\x12\r\n\x05\x63rlId\x18\x01 \x01(\x03\"\x17\n\x15SCMGetCrlRequestProto\"8\n\x16SCMGetCrlResponseProto\x12\r\n\x05\x63rlId\x18\x01 \x01(\x03\x12\x0f\n\x07x509CRL\x18\x02 \x01(\t\"l\n\x10ManagedSecretKey\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0c\x63reationTime\x18\x02 \x01(\x04\x12\x12\n\nexpiryTime\x18\x03 \x01(\x04\x12\x11\n\talgorithm\x18\x04 \x01(\t\x12\x0f\n\x07\x65ncoded\x18\x05 \x01(\x0c\"\x1f\n\x1dSCMGetCurrentSecretKeyRequest\"[\n\x1eSCMGetCurrentSecretKeyResponse\x12\x39\n\tsecretKey\x18\x01 \x01(\x0b\x32&.pyozone.scm.security.ManagedSecretKey\"-\n\x16SCMGetSecretKeyRequest\x12\x13\n\x0bsecretKeyId\x18\x01 \x01(\t\"q\n\x17SCMGetSecretKeyResponse\x12\x43\n\x0esecretKeyProto\x18\x01 \x01(\x0b\x32&.pyozone.scm.security.ManagedSecretKeyH\x00\x88\x01\x01\x42\x11\n\x0f_secretKeyProto\"\x1c\n\x1aSCMGetAllSecretKeysRequest\"W\n\x19SCMSecretKeysListResponse\x12:\n\nsecretKeys\x18\x01 \x03(\x0b\x32&.pyozone.scm.security.ManagedSecretKey*g\n\x08NodeType\x12\x19\n\x15NODE_TYPE_UNSPECIFIED\x10\x00\x12\x06\n\x02OM\x10\x01\x12\x07\n\x03SCM\x10\x02\x12\x0c\n\x08\x44\x41TANODE\x10\x03\x12\r\n\tS3GATEWAY\x10\x05\x12\x08\n\x04USER\x10\x64\x12\x08\n\x04JOIN\x10\x65\x32\xb7\n\n\x1aSCMSecurityProtocolService\x12x\n\x10getCACertificate\x12\x35.pyozone.scm.security.SCMGetCACertificateRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12\x66\n\x07getCert\x12,.pyozone.scm.security.SCMGetCertRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12s\n\x11getSCMCertificate\x12/.pyozone.scm.security.SCMGetSCMCertRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12t\n\x0egetCertificate\x12\x33.pyozone.scm.security.SCMGetCertificateRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12~\n\x0flistCertificate\x12\x34.pyozone.scm.security.SCMListCertificateRequestProto\x1a\x35.pyozone.scm.security.SCMListCertificateResponseProto\x12\x80\x01\n\x13getCurrentSecretKey\x12\x33.pyozone.scm.security.SCMGetCurrentSecretKeyRequest\x1a\x34.pyozone.scm.security.SCMGetCurrentSecretKeyResponse\x12k\n\x0cgetSecretKey\x12,.pyozone.scm.security.SCMGetSecretKeyRequest\x1a-.pyozone.scm.security.SCMGetSecretKeyResponse\x12u\n\x10getAllSecretKeys\x12\x30.pyozone.scm.security.SCMGetAllSecretKeysRequest\x1a/.pyozone.scm.security.SCMSecretKeysListResponse\x12v\n\x0f\x63reateJoinToken\x12\x34.pyozone.scm.security.SCMCreateJoinTokenRequestProto\x1a-.pyozone.scm.security.SCMGetCertResponseProto\x12\x87\x01\n\x12revokeCertificates\x12\x37.pyozone.scm.security.SCMRevokeCertificatesRequestProto\x1a\x38.pyozone.scm.security.SCMRevokeCertificatesResponseProto\x12\x63\n\x06getCrl\x12+.pyozone.scm.security.SCMGetCrlRequestProto\x1a,.pyozone.scm.security.SCMGetCrlResponseProtob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pyozone.proto.ScmSecurityProtocol_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_NODETYPE']._serialized_start=1364
-  _globals['_NODETYPE']._serialized_end=1467
+  _globals['_NODETYPE']._serialized_start=1545
+  _globals['_NODETYPE']._serialized_end=1648
   _globals['_SCMGETCACERTIFICATEREQUESTPROTO']._serialized_start=59
   _globals['_SCMGETCACERTIFICATEREQUESTPROTO']._serialized_end=92
   _globals['_SCMGETCERTREQUESTPROTO']._serialized_start=94
   _globals['_SCMGETCERTREQUESTPROTO']._serialized_end=137
-  _globals['_SCMGETCERTRESPONSEPROTO']._serialized_start=139
-  _globals['_SCMGETCERTRESPONSEPROTO']._serialized_end=222
-  _globals['_SCMGETCERTIFICATEREQUESTPROTO']._serialized_start=224
-  _globals['_SCMGETCERTIFICATEREQUESTPROTO']._serialized_end=277
-  _globals['_SCMLISTCERTIFICATEREQUESTPROTO']._serialized_start=280
-  _globals['_SCMLISTCERTIFICATEREQUESTPROTO']._serialized_end=413
-  _globals['_SCMLISTCERTIFICATERESPONSEPROTO']._serialized_start=415
-  _globals['_SCMLISTCERTIFICATERESPONSEPROTO']._serialized_end=476
-  _globals['_SCMCREATEJOINTOKENREQUESTPROTO']._serialized_start=479
-  _globals['_SCMCREATEJOINTOKENREQUESTPROTO']._serialized_end=618
-  _globals['_SCMREVOKECERTIFICATESREQUESTPROTO']._serialized_start=620
-  _globals['_SCMREVOKECERTIFICATESREQUESTPROTO']._serialized_end=709
-  _globals['_SCMREVOKECERTIFICATESRESPONSEPROTO']._serialized_start=711
-  _globals['_SCMREVOKECERTIFICATESRESPONSEPROTO']._serialized_end=762
-  _globals['_SCMGETCRLREQUESTPROTO']._serialized_start=764
-  _globals['_SCMGETCRLREQUESTPROTO']._serialized_end=787
-  _globals['_SCMGETCRLRESPONSEPROTO']._serialized_start=789
-  _globals['_SCMGETCRLRESPONSEPROTO']._serialized_end=845
-  _globals['_MANAGEDSECRETKEY']._serialized_start=847
-  _globals['_MANAGEDSECRETKEY']._serialized_end=955
-  _globals['_SCMGETCURRENTSECRETKEYREQUEST']._serialized_start=957
-  _globals['_SCMGETCURRENTSECRETKEYREQUEST']._serialized_end=988
-  _globals['_SCMGETCURRENTSECRETKEYRESPONSE']._serialized_start=990
-  _globals['_SCMGETCURRENTSECRETKEYRESPONSE']._serialized_end=1081
-  _globals['_SCMGETSECRETKEYREQUEST']._serialized_start=1083
-  _globals['_SCMGETSECRETKEYREQUEST']._serialized_end=1128
-  _globals['_SCMGETSECRETKEYRESPONSE']._serialized_start=1130
-  _globals['_SCMGETSECRETKEYRESPONSE']._serialized_end=1243
-  _globals['_SCMGETALLSECRETKEYSREQUEST']._serialized_start=1245
-  _globals['_SCMGETALLSECRETKEYSREQUEST']._serialized_end=1273
-  _globals['_SCMSECRETKEYSLISTRESPONSE']._serialized_start=1275
-  _globals['_SCMSECRETKEYSLISTRESPONSE']._serialized_end=1362
-  _globals['_SCMSECURITYPROTOCOLSERVICE']._serialized_start=1470
-  _globals['_SCMSECURITYPROTOCOLSERVICE']._serialized_end=2688
+  _globals['_SCMNODEDETAILSPROTO']._serialized_start=139
+  _globals['_SCMNODEDETAILSPROTO']._serialized_end=213
+  _globals['_SCMGETSCMCERTREQUESTPROTO']._serialized_start=215
+  _globals['_SCMGETSCMCERTREQUESTPROTO']._serialized_end=318
+  _globals['_SCMGETCERTRESPONSEPROTO']._serialized_start=320
+  _globals['_SCMGETCERTRESPONSEPROTO']._serialized_end=403
+  _globals['_SCMGETCERTIFICATEREQUESTPROTO']._serialized_start=405
+  _globals['_SCMGETCERTIFICATEREQUESTPROTO']._serialized_end=458
+  _globals['_SCMLISTCERTIFICATEREQUESTPROTO']._serialized_start=461
+  _globals['_SCMLISTCERTIFICATEREQUESTPROTO']._serialized_end=594
+  _globals['_SCMLISTCERTIFICATERESPONSEPROTO']._serialized_start=596
+  _globals['_SCMLISTCERTIFICATERESPONSEPROTO']._serialized_end=657
+  _globals['_SCMCREATEJOINTOKENREQUESTPROTO']._serialized_start=660
+  _globals['_SCMCREATEJOINTOKENREQUESTPROTO']._serialized_end=799
+  _globals['_SCMREVOKECERTIFICATESREQUESTPROTO']._serialized_start=801
+  _globals['_SCMREVOKECERTIFICATESREQUESTPROTO']._serialized_end=890
+  _globals['_SCMREVOKECERTIFICATESRESPONSEPROTO']._serialized_start=892
+  _globals['_SCMREVOKECERTIFICATESRESPONSEPROTO']._serialized_end=943
+  _globals['_SCMGETCRLREQUESTPROTO']._serialized_start=945
+  _globals['_SCMGETCRLREQUESTPROTO']._serialized_end=968
+  _globals['_SCMGETCRLRESPONSEPROTO']._serialized_start=970
+  _globals['_SCMGETCRLRESPONSEPROTO']._serialized_end=1026
+  _globals['_MANAGEDSECRETKEY']._serialized_start=1028
+  _globals['_MANAGEDSECRETKEY']._serialized_end=1136
+  _globals['_SCMGETCURRENTSECRETKEYREQUEST']._serialized_start=1138
+  _globals['_SCMGETCURRENTSECRETKEYREQUEST']._serialized_end=1169
+  _globals['_SCMGETCURRENTSECRETKEYRESPONSE']._serialized_start=1171
+  _globals['_SCMGETCURRENTSECRETKEYRESPONSE']._serialized_end=1262
+  _globals['_SCMGETSECRETKEYREQUEST']._serialized_start=1264
+  _globals['_SCMGETSECRETKEYREQUEST']._serialized_end=1309
+  _globals['_SCMGETSECRETKEYRESPONSE']._serialized_start=1311
+  _globals['_SCMGETSECRETKEYRESPONSE']._serialized_end=1424
+  _globals['_SCMGETALLSECRETKEYSREQUEST']._serialized_start=1426
+  _globals['_SCMGETALLSECRETKEYSREQUEST']._serialized_end=1454
+  _globals['_SCMSECRETKEYSLISTRESPONSE']._serialized_start=1456
+  _globals['_SCMSECRETKEYSLISTRESPONSE']._serialized_end=1543
+  _globals['_SCMSECURITYPROTOCOLSERVICE']._serialized_start=1651
+  _globals['_SCMSECURITYPROTOCOLSERVICE']._serialized_end=2986
 # @@protoc_insertion_point(module_scope)

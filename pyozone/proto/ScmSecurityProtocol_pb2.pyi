@@ -34,6 +34,24 @@ class SCMGetCertRequestProto(_message.Message):
     CSR: str
     def __init__(self, CSR: _Optional[str] = ...) -> None: ...
 
+class ScmNodeDetailsProto(_message.Message):
+    __slots__ = ("scmNodeId", "clusterId", "scmId")
+    SCMNODEID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERID_FIELD_NUMBER: _ClassVar[int]
+    SCMID_FIELD_NUMBER: _ClassVar[int]
+    scmNodeId: str
+    clusterId: str
+    scmId: str
+    def __init__(self, scmNodeId: _Optional[str] = ..., clusterId: _Optional[str] = ..., scmId: _Optional[str] = ...) -> None: ...
+
+class SCMGetSCMCertRequestProto(_message.Message):
+    __slots__ = ("scmDetails", "CSR")
+    SCMDETAILS_FIELD_NUMBER: _ClassVar[int]
+    CSR_FIELD_NUMBER: _ClassVar[int]
+    scmDetails: ScmNodeDetailsProto
+    CSR: str
+    def __init__(self, scmDetails: _Optional[_Union[ScmNodeDetailsProto, _Mapping]] = ..., CSR: _Optional[str] = ...) -> None: ...
+
 class SCMGetCertResponseProto(_message.Message):
     __slots__ = ("x509Certificate", "x509CACertificate")
     X509CERTIFICATE_FIELD_NUMBER: _ClassVar[int]

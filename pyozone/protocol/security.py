@@ -110,6 +110,12 @@ def csr_request(csr: str) -> pb.SCMGetCertRequestProto:
     return pb.SCMGetCertRequestProto(CSR=csr)
 
 
+def scm_csr_request(csr: str, scm_node: str, cluster_id: str, scm_id: str) -> pb.SCMGetSCMCertRequestProto:
+    """getSCMCertificate's request: the CSR of SCM node `scm_node` (scmUuid `scm_id`) of `cluster_id`."""
+    details = pb.ScmNodeDetailsProto(scmNodeId=scm_node, clusterId=cluster_id, scmId=scm_id)
+    return pb.SCMGetSCMCertRequestProto(scmDetails=details, CSR=csr)
+
+
 def certificate_request(serial: int) -> pb.SCMGetCertificateRequestProto:
     return pb.SCMGetCertificateRequestProto(certSerialId=str(serial))
 

@@ -25,10 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pyozone.common.fsutil import write_file
-from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.framework.scm_security import SCMSecurityClient
+from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.errors import SecurityError, SecurityResult
@@ -134,7 +133,7 @@ class CertRenewer:
             return False
         key = X.key_from_pem(self.store.paths.key.read_bytes())
         csr = X.csr_to_pem(X.build_csr(key, self.identity, self.hosts, self.datanode, self.om_node))
-        with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
+        with SCMSecurityClient(scm_security_nodes(self.conf), self.store) as client:
             cert_pem, ca_pem = client.sign_csr(csr)
         trusted = self.store.paths.ca.read_bytes()
         node = self.datanode or self.om_node
@@ -151,7 +150,7 @@ class CertRenewer:
 
     def refresh_crl(self) -> bool:
         """Fetches SCM's CRL; True when it was newer than the one the store holds (now enforced)."""
-        with SCMSecurityClient(scm_security_address(self.conf), self.store) as client:
+        with SCMSecurityClient(scm_security_nodes(self.conf), self.store) as client:
             number, pem = client.get_crl()
         if not self.store.update_crl(number, pem):
             return False
@@ -253,7 +252,7 @@ def _sign_waiting(
     conf: OzoneConfiguration, store: TlsStore, csr: bytes, wait_s: float
 ) -> tuple[bytes, bytes]:
     deadline = time.monotonic() + wait_s
-    address = scm_security_address(conf)
+    address = scm_security_nodes(conf)
     while True:
         try:
             with SCMSecurityClient(address, store) as client:
@@ -261,7 +260,7 @@ def _sign_waiting(
         except SecurityError as e:
             if e.code != SecurityResult.UNAVAILABLE or time.monotonic() >= deadline:
                 raise
-            log.info("Waiting for SCM's certificate authority at %s: %s", address, e.message)
+            log.info("Waiting for SCM's certificate authority: %s", e.message)
             time.sleep(JOIN_RETRY_S)
 
 

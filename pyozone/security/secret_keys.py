@@ -21,10 +21,9 @@ import threading
 import uuid
 from typing import Protocol
 
-from pyozone.common.net import scm_security_address
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
-from pyozone.framework.scm_security import SCMSecurityClient
+from pyozone.framework.scm_security import SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.secret_key import ManagedSecretKey
@@ -53,7 +52,7 @@ class RenewingSecretKeySource:
     since a reconnect with the first one fails once it expired."""
 
     def __init__(self, conf: OzoneConfiguration, certificate: TlsStore) -> None:
-        self._client = SCMSecurityClient(scm_security_address(conf), certificate)
+        self._client = SCMSecurityClient(scm_security_nodes(conf), certificate)
 
     def get_current_secret_key(self) -> ManagedSecretKey:
         return self._client.get_current_secret_key()

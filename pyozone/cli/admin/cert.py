@@ -21,12 +21,13 @@ from pyozone.client import OzoneClient
 from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.fsutil import write_file
-from pyozone.common.net import parse_host_port, scm_security_address
+from pyozone.common.net import HostPort, parse_host_port
 from pyozone.common.output import print_json
 from pyozone.common.tls import TlsPaths, TlsStore
 from pyozone.common.tls_mode import security_enabled
 from pyozone.config import OzoneConfiguration
-from pyozone.framework.scm_security import MAX_LIST_COUNT, SCMSecurityClient
+from pyozone.framework.scm_failover import ScmNodes
+from pyozone.framework.scm_security import MAX_LIST_COUNT, SCMSecurityClient, scm_security_nodes
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole, Identity
@@ -155,9 +156,11 @@ def connect(args: argparse.Namespace) -> tuple[OzoneConfiguration, SCMSecurityCl
             "--secure)"
         )
     if args.scm:
-        address = parse_host_port(args.scm, conf.get("ozone.scm.security.service.port"), "--scm")
+        address: HostPort | ScmNodes = parse_host_port(
+            args.scm, conf.get("ozone.scm.security.service.port"), "--scm"
+        )
     else:
-        address = scm_security_address(conf)
+        address = scm_security_nodes(conf)
     try:
         paths = TlsPaths.for_client(conf)
     except ValueError as e:

@@ -306,7 +306,7 @@ def self_signed_root(
 
 
 def sub_ca_certificate(
-    key: PrivateKey,
+    key: PrivateKey | rsa.RSAPublicKey,
     root_key: PrivateKey,
     root_cert: Certificate,
     identity: Identity,
@@ -320,7 +320,9 @@ def sub_ca_certificate(
     """An SCM's own certificate, a sub-CA signed by the root (Ozone's HASecurityUtils / SCMCertificateClient):
     "scm@HOST" naming its hosts (and their role names, X.role_host_name) for TLS both ways, CA:true with path
     length 0 (it signs leaves only), keyCertSign, cRLSign and digitalSignature. Never valid past the root. A
-    renewal passes the same key and identity, so what the sub-CA issued still chains."""
+    renewal passes the same key and identity, so what the sub-CA issued still chains. `key`: the sub-CA's
+    key pair, or its public key alone (another SCM's, from its CSR at `scm --bootstrap`)."""
+    public = key if isinstance(key, rsa.RSAPublicKey) else key.public_key()
     if identity.role is not CertRole.SCM:
         raise ValueError(f"only an SCM's certificate is a sub-CA, not {identity.common_name}")
     start = not_before or _now()
@@ -331,7 +333,7 @@ def sub_ca_certificate(
         x509.CertificateBuilder()
         .subject_name(_name(identity.common_name, cluster_id, scm_id))
         .issuer_name(root_cert.subject)
-        .public_key(key.public_key())
+        .public_key(public)
         .serial_number(serial)
         .not_valid_before(start - dt.timedelta(minutes=1))
         .not_valid_after(start + lifetime)
@@ -343,7 +345,7 @@ def sub_ca_certificate(
             x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
             critical=False,
         )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(root_cert.public_key()),  # type: ignore[arg-type]
             critical=False,
@@ -424,6 +426,12 @@ def common_name(cert: Certificate) -> str:
     if len(names) != 1:
         raise ValueError("a certificate names exactly one common name")
     return str(names[0].value)
+
+
+def cluster_of(cert: Certificate) -> str:
+    """The cluster id a certificate of SCM's CA carries (its organisation), "" when none."""
+    names = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
+    return str(names[0].value) if names else ""
 
 
 def identity_of(cert: Certificate) -> Identity:
@@ -651,6 +659,17 @@ def crl_signers(bundle: bytes, root: Certificate) -> dict[str, tuple[dt.datetime
         crl.issuer.rfc4514_string(): (c.not_valid_before_utc, c.serial_number)
         for crl, c in zip(crls, signers, strict=True)
     }
+
+
+def crl_parts(bundle: bytes, root: Certificate) -> list[tuple[str, dt.datetime, bytes, Certificate]]:
+    """Each CRL of a PEM bundle as (issuer's RFC 4514 name, lastUpdate, its PEM, the certificate that
+    signed it), once each verifies (ValueError otherwise): what an SCM of an HA service keeps of another's
+    bundle, whose sub-CA's list it cannot sign."""
+    crls, signers = _verified_crls(bundle, root)
+    return [
+        (crl.issuer.rfc4514_string(), crl.last_update_utc, crl.public_bytes(serialization.Encoding.PEM), c)
+        for crl, c in zip(crls, signers, strict=True)
+    ]
 
 
 def crl_blocks(bundle: bytes) -> bytes:

@@ -51,6 +51,9 @@ class ScmReplication:
             "deletedBlocks": scm.deleted_blocks.record_changed,
             "sequenceId": lambda key, _: scm.sequence_ids.invalidate(key.decode()),
         }
+        self.step_up_hooks: list[Callable[[], None]] = []
+        """What else the ready leader does at a step-up, after the core (the CA: its own certificates
+        recorded, a current secret key); their writes are the term's first."""
         if self.context.is_leader():
             self.store.stage()
         else:
@@ -123,6 +126,8 @@ class ScmReplication:
         self.scm.pipelines.resend_create_commands()
         self.scm.container_reports.reconcile()
         self.scm.safe_mode.reinitialize()
+        for hook in self.step_up_hooks:
+            hook()
         log.info("SCM is the ready leader of term %d", term)
 
     def reload_all(self) -> None:

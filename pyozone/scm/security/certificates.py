@@ -11,6 +11,7 @@ issued before it renews nothing, until an administrator issues one again.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -23,6 +24,11 @@ from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.store import SCMMetadataStore
 
 CERTIFICATE_ID = "CertificateId"
+OUT_OF_LOG_SERIALS = 1 << 62
+"""Serials of the certificates an SCM of an HA service signs outside the Raft log: a sub-CA the root signs at
+`scm --bootstrap` (no quorum may exist yet) and an SCM's renewal of its own. Drawn at random at or above
+this, which the CertificateId sequence (one id per certificate) never reaches, so they never collide with
+one a leader issued; RFC 5280's serials are at most 20 octets, these 8."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +118,7 @@ def expiry_ms(cert: X.Certificate) -> int:
 
 class CertificateStore:
     def __init__(self, store: SCMMetadataStore) -> None:
-        self._store = store
+        self.store = store
         self._table = store.valid_certs
         self._revoked = store.revoked_certs
         # One id per write: certificates are few, and a serial handed out must survive a crash.
@@ -120,10 +126,18 @@ class CertificateStore:
 
     def batch(self) -> AbstractContextManager[None]:
         """One atomic write for several changes (a certificate and the JOIN token it redeems)."""
-        return self._store.batch()
+        return self.store.batch()
 
     def next_serial(self) -> int:
         return self._serials.next_id(CERTIFICATE_ID)
+
+    def out_of_log_serial(self) -> int:
+        """A serial for a certificate signed outside the Raft log (OUT_OF_LOG_SERIALS), none this store
+        knows."""
+        while True:
+            serial = OUT_OF_LOG_SERIALS + secrets.randbelow(OUT_OF_LOG_SERIALS)
+            if self.get(serial) is None and self.revoked(serial) is None:
+                return serial
 
     def add(self, cert: X.Certificate) -> CertificateRecord:
         record = CertificateRecord.of(cert)
@@ -162,7 +176,7 @@ class CertificateStore:
             return None
         holder = holder_of(X.cert_from_pem(record.pem))
         revoked = RevokedRecord(record, reason, now_ms, holder, self.next_serial() if cut_off else 0)
-        with self._store.batch():
+        with self.store.batch():
             self._revoked.put(serial, revoked.to_json())
             self._table.delete(serial)
         return revoked

@@ -2,9 +2,9 @@
 over Kerberos instead).
 
 A JOIN credential is a certificate `join@<role>` of its own key pair that SCM minted for one role (OM,
-DATANODE or S3G) and optionally one host, valid `hdds.x509.join.token.expiry` (1 day). SCM keeps what each
-may obtain in `joinTokens`, keyed by the credential's serial. Presented on the security port, it obtains one
-certificate, for that role, for an identity that does not exist yet:
+DATANODE, S3G, or SCM below) and optionally one host, valid `hdds.x509.join.token.expiry` (1 day). SCM
+keeps what each may obtain in `joinTokens`, keyed by the credential's serial. Presented on the security
+port, it obtains one certificate, for that role, for an identity that does not exist yet:
 - a datanode: a UUID SCM never saw (not registered, in no pipeline) and never named in a certificate
   (valid, revoked, or obtained with another JOIN credential);
 - OM or the S3 gateway: a host the configuration names for that service (`ozone.om.address`,
@@ -21,6 +21,9 @@ The token is then used: a second CSR with it is refused, as is an expired or rev
 A datanode that lost its key or certificate rejoins with its data by a token naming its UUID (`rejoin`),
 which an administrator mints once every certificate of that UUID is revoked; it obtains that datanode's
 certificate only.
+An SCM's token (role SCM, `scm --init --join-token scm:NODE=FILE` on the primordial SCM of an HA service) is
+bound to one SCM node and obtains that node's sub-CA at its `scm --bootstrap` (`check_scm`); it is not used
+up, as the primordial answers before any quorum could record the use.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pyozone.hdds.security.x509 import CertRole, Identity
 from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.store import SCMMetadataStore
 
-JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G)
+JOIN_ROLES = (CertRole.OM, CertRole.DATANODE, CertRole.S3G, CertRole.SCM)
 """The roles a JOIN credential may be minted for."""
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -42,9 +45,11 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 def join_identity(role: CertRole) -> Identity:
-    """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g"."""
+    """The common name of a JOIN credential for `role`: "join@dn", "join@om", "join@s3g", "join@scm"."""
     if role not in JOIN_ROLES:
-        raise ValueError(f"a JOIN credential is for an OM, a datanode or an S3 gateway, not {role.name}")
+        raise ValueError(
+            f"a JOIN credential is for an OM, a datanode, an S3 gateway or an SCM, not {role.name}"
+        )
     return Identity(CertRole.JOIN, CertRole.JOIN.value, role.value)
 
 
@@ -65,6 +70,8 @@ class JoinToken:
     """The UUID of the known datanode it brings back ("" for a new daemon)."""
     om_node: str = ""
     """The HA OM node ("SERVICE/NODE") it obtains the certificate of ("": none)."""
+    scm_node: str = ""
+    """The SCM node of the service whose sub-CA it obtains at `scm --bootstrap` (role SCM only)."""
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "role": self.role.value}
@@ -83,7 +90,8 @@ class JoinTokens:
 
     `service_hosts`: the hosts the configuration names for OM and the S3 gateway; `known_datanode`: whether
     SCM saw a datanode UUID (registered, or a member of a pipeline); `om_nodes`: the HA OMs the
-    configuration names ("SERVICE/NODE" -> the host of its address)."""
+    configuration names ("SERVICE/NODE" -> the host of its address); `scm_nodes`: the SCMs of this SCM's
+    service (node id -> the host of `ozone.scm.address.SERVICE.NODE`)."""
 
     def __init__(
         self,
@@ -92,6 +100,7 @@ class JoinTokens:
         service_hosts: Mapping[CertRole, frozenset[str]],
         known_datanode: Callable[[str], bool],
         om_nodes: Mapping[str, str] | None = None,
+        scm_nodes: Mapping[str, str] | None = None,
     ) -> None:
         self._store = store
         self._table = store.join_tokens
@@ -99,6 +108,7 @@ class JoinTokens:
         self._service_hosts = service_hosts
         self._known_datanode = known_datanode
         self._om_nodes = dict(om_nodes or {})
+        self._scm_nodes = dict(scm_nodes or {})
 
     def check_rejoin(self, datanode: str) -> None:
         """A token may bring back datanode `datanode` once every certificate naming it is revoked."""
@@ -112,12 +122,21 @@ class JoinTokens:
             )
 
     def add(
-        self, cert: X.Certificate, role: CertRole, name: str, rejoin: str = "", om_node: str = ""
+        self,
+        cert: X.Certificate,
+        role: CertRole,
+        name: str,
+        rejoin: str = "",
+        om_node: str = "",
+        scm_node: str = "",
     ) -> JoinToken:
         """Records a JOIN credential SCM's CA just issued, bound to `role` and host `name` ("": any), to
-        the known datanode `rejoin` brings back, and to the HA OM node `om_node`."""
+        the known datanode `rejoin` brings back, to the HA OM node `om_node`, or to the SCM node
+        `scm_node`."""
         expiry = int(cert.not_valid_after_utc.timestamp() * 1000)
-        token = JoinToken(cert.serial_number, role, name, expiry, rejoin=rejoin, om_node=om_node)
+        token = JoinToken(
+            cert.serial_number, role, name, expiry, rejoin=rejoin, om_node=om_node, scm_node=scm_node
+        )
         self._table.put(token.serial, token.to_json())
         return token
 
@@ -179,6 +198,37 @@ class JoinTokens:
             self._check_new_om_node(requested, om_node, hosts)
         else:
             self._check_new_service(requested)
+        return token
+
+    def check_scm(self, serial: int, scm_node: str, host: str, now_ms: int) -> JoinToken:
+        """The token of JOIN credential `serial` when it may obtain the sub-CA of SCM node `scm_node` on
+        `host` (`scm --bootstrap`, answered by the primordial SCM without a quorum: it is not used up, as
+        Ozone's SCM identity, its Kerberos principal, is not; it stays bound to one node and expires);
+        else PERMISSION_DENIED naming why."""
+        token = self.get(serial)
+        if token is None:
+            raise _denied(f"JOIN credential {serial} is not one this SCM knows (minted by scm --init)")
+        if self._certs.revoked(serial) is not None:
+            raise _denied(f"JOIN credential {serial} was revoked")
+        if now_ms >= token.expiry_ms:
+            raise _denied(f"JOIN credential {serial} expired (hdds.x509.join.token.expiry)")
+        if token.role is not CertRole.SCM:
+            raise _denied(f"JOIN credential {serial} is for a {token.role.name} certificate, not an SCM's")
+        if token.scm_node != scm_node:
+            raise _denied(f"JOIN credential {serial} is for SCM node {token.scm_node} only, not {scm_node}")
+        if token.name and host != token.name:
+            raise _denied(f"JOIN credential {serial} is for scm@{token.name} only")
+        configured = self._scm_nodes.get(scm_node)
+        if configured is None:
+            raise _denied(
+                f"the configuration names no SCM {scm_node} of this service (ozone.scm.nodes.SERVICE name "
+                f"{', '.join(sorted(self._scm_nodes)) or 'none'})"
+            )
+        if host != configured:
+            raise _denied(
+                f"scm@{host}: SCM {scm_node} is on {configured!r} (ozone.scm.address of its node), not "
+                f"{host!r}"
+            )
         return token
 
     def redeem(self, token: JoinToken, cert: X.Certificate) -> None:

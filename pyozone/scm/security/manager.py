@@ -32,19 +32,54 @@ class ScmSecurity:
         secret_keys: SecretKeyManager,
         policy: AccessPolicy,
         join_tokens: JoinTokens,
+        leads: Callable[[], bool] | None = None,
     ) -> None:
+        """`leads`: in an SCM HA service, whether this SCM is the ready leader, the one that writes (rotates
+        keys, drops expired certificates; `step_up`); None for a lone SCM, which always does."""
         self.ca = ca
         self.secret_keys = secret_keys
         self.policy = policy
         self.join_tokens = join_tokens
         self.join_expiry = dt.timedelta(milliseconds=settings.join_token_expiry_ms)
+        self.sub_ca_lifetime = dt.timedelta(milliseconds=settings.max_duration_ms)
+        self.peer_crls: dict[str, tuple[dt.datetime, bytes, X.Certificate]] = {}
+        """In an SCM HA service, per issuer this SCM cannot sign for (another SCM's sub-CA, the root on an
+        SCM without its key): the newest CRL of it this SCM saw (lastUpdate, PEM, its signer) — recorded by
+        that SCM when it led (`record_crls`), fetched from it, or kept from before a restart — which `crl`
+        carries, so every party holds a list for every issuer (`take_peer_crls`)."""
+        self._service = leads is not None
         self.on_crl: Callable[[int, bytes], None] | None = None
         """Called with each new CRL (number, PEM): SCM's own ports enforce it at once."""
-        self.secret_keys.check_and_rotate()  # a current key before the first request
+        if leads is None:
+            self.secret_keys.check_and_rotate()  # a current key before the first request
+        writes = leads or (lambda: True)
         self.tasks = [
-            PeriodicTask("SecretKeyRotation", settings.secret_key_check_ms, secret_keys.check_and_rotate),
-            PeriodicTask("ExpiredCertificateCleanup", settings.expired_check_ms, self.remove_expired),
+            PeriodicTask(
+                "SecretKeyRotation", settings.secret_key_check_ms, secret_keys.check_and_rotate, writes
+            ),
+            PeriodicTask("ExpiredCertificateCleanup", settings.expired_check_ms, self.remove_expired, writes),
         ]
+
+    def step_up(self) -> None:
+        """An SCM of an HA service became the ready leader: its own certificates and CRLs recorded, and a
+        current secret key (the first leader makes it; a later one rotates one that is due) before it
+        answers."""
+        self.record_scm_certificates()
+        self.record_crls()
+        self.secret_keys.check_and_rotate()
+
+    def record_crls(self) -> None:
+        """The leader of an HA service records the CRLs it signs (its sub-CA's; the root's on the
+        primordial) in scm.db's `meta` record `scmCrls`, so every SCM carries them in its bundle before the
+        leader's first certificate reaches anyone (OpenSSL refuses a peer whose issuer has no CRL), and
+        the others' lists of what it revoked follow with the entry."""
+        if not self._service:
+            return
+        _, bundle = self.crl(with_peers=False)
+        recorded = dict(self.ca.certs.store.meta.get(SCM_CRLS_RECORD) or {})
+        for issuer, _, pem, signer in X.crl_parts(bundle, self.ca.material.trust_anchor):
+            recorded[issuer] = (pem + X.cert_to_pem(signer)).decode()
+        self.ca.certs.store.meta.put(SCM_CRLS_RECORD, recorded)
 
     def remove_expired(self) -> None:
         removed = self.ca.remove_expired()
@@ -90,7 +125,7 @@ class ScmSecurity:
                 superseded = self._supersede(cert, caller, caller_serial)
             if superseded:
                 log.info("Renewal of %s superseded certificate(s) %s", caller.common_name, superseded)
-                self.publish_crl()
+                self.publish_and_record_crl()
         else:
             csr = parse_csr(csr_pem)
             requested = requested_identity(csr)
@@ -115,6 +150,80 @@ class ScmSecurity:
             cert.not_valid_after_utc.isoformat(),
         )
         return self.ca.file_pem(cert), self.ca.material.pem
+
+    def sign_scm(
+        self,
+        caller: Identity,
+        caller_serial: int | None,
+        csr_pem: bytes,
+        scm_node: str,
+        scm_id: str,
+        cluster_id: str,
+    ) -> tuple[bytes, bytes]:
+        """Ozone's getSCMCertificate, on the SCM holding the root CA's key (the primordial, HASecurityUtils):
+        the sub-CA of SCM node `scm_node` (its scmUuid `scm_id`) of cluster `cluster_id`, signed by the
+        root, for a caller presenting a JOIN credential minted for that node (`scm --init --join-token
+        scm:NODE=FILE`; Ozone's SCM authenticates with its Kerberos principal). It is signed outside the
+        Raft log (at bootstrap no quorum may exist yet): an out-of-log serial, and no record; the SCM
+        records its own sub-CA once it leads (`record_scm_certificates`). (certificate PEM, root PEM)."""
+        material = self.ca.material
+        if material.root is None or material.root_key is None:
+            raise SecurityError(
+                SecurityResult.UNABLE_TO_ISSUE_CERTIFICATE,
+                "this SCM holds no root CA key: the primordial SCM (ozone.scm.primordial.node.id) signs "
+                "the other SCMs' certificates",
+            )
+        if caller.role is not CertRole.JOIN or caller_serial is None:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"{caller.common_name} may not obtain an SCM certificate: an SCM bootstraps with a JOIN "
+                "credential minted for its node (scm --init --join-token scm:NODE=FILE)",
+            )
+        if cluster_id != self.ca.cluster_id:
+            raise SecurityError(
+                SecurityResult.PERMISSION_DENIED,
+                f"SCM {scm_node} is of cluster {cluster_id or '(none)'}, this CA's is {self.ca.cluster_id}",
+            )
+        csr = parse_csr(csr_pem)
+        requested = requested_identity(csr)
+        if requested.role is not CertRole.SCM:
+            raise SecurityError(
+                SecurityResult.INVALID_CSR, f"{requested.common_name}: an SCM's CSR names scm@HOST"
+            )
+        self.join_tokens.check_scm(caller_serial, scm_node, requested.host, self.ca.clock.wall_ms())
+        now = dt.datetime.fromtimestamp(self.ca.clock.wall_ms() / 1000, dt.UTC)
+        cert = X.sub_ca_certificate(
+            csr.public_key(),  # type: ignore[arg-type]
+            material.root_key,
+            material.root,
+            requested,
+            tuple(X.host_names(csr)),
+            cluster_id,
+            scm_id,
+            self.sub_ca_lifetime,
+            self.ca.certs.out_of_log_serial(),
+            now,
+        )
+        log.info(
+            "Issued sub-CA certificate %d for SCM %s (%s, scmUuid %s) with JOIN credential %d, valid "
+            "until %s",
+            cert.serial_number,
+            scm_node,
+            requested.common_name,
+            scm_id,
+            caller_serial,
+            cert.not_valid_after_utc.isoformat(),
+        )
+        return X.cert_to_pem(cert), material.pem
+
+    def record_scm_certificates(self) -> None:
+        """The leader of an HA service records its own sub-CA and the root in validCerts when they are
+        missing (Ozone's persistPrimarySCMCerts, for every SCM): they were signed outside the log."""
+        material = self.ca.material
+        for cert in (material.trust_anchor, material.cert):
+            if self.ca.certs.get(cert.serial_number) is None:
+                self.ca.certs.add(cert)
+                log.info("Recorded SCM certificate %d (%s)", cert.serial_number, X.common_name(cert))
 
     def _check_renewal_names(self, csr_pem: bytes, caller: Identity, caller_serial: int | None) -> None:
         """A renewal (the caller's own common name) names no host its current certificate does not: a
@@ -164,6 +273,11 @@ class ScmSecurity:
         if self.on_crl is not None:
             self.on_crl(*self.crl())
 
+    def publish_and_record_crl(self) -> None:
+        """After a revocation: the new lists recorded (an HA leader's, `record_crls`) and published."""
+        self.record_crls()
+        self.publish_crl()
+
     def mint_join(
         self, caller: Identity, role: CertRole, name: str, csr_pem: bytes, rejoin: str = "", om_node: str = ""
     ) -> tuple[bytes, bytes]:
@@ -182,6 +296,12 @@ class ScmSecurity:
             self.join_tokens.check_rejoin(rejoin)
         if om_node and role is CertRole.OM:
             self.join_tokens.check_om_node(om_node)
+        if role is CertRole.SCM:
+            raise SecurityError(
+                SecurityResult.INVALID_CSR,
+                "an SCM's JOIN credential is minted by scm --init --join-token scm:NODE=FILE on the "
+                "primordial SCM",
+            )
         cert = mint_join(
             self.ca, self.join_tokens, role, name, parse_csr(csr_pem), self.join_expiry, rejoin, om_node
         )
@@ -241,7 +361,7 @@ class ScmSecurity:
             done = [
                 r for s in serials if (r := self.ca.certs.revoke(s, reason, now, s not in join)) is not None
             ]
-        self.publish_crl()
+        self.publish_and_record_crl()
         for r in done:
             log.warning(
                 "Revoked certificate %d (%s, %s) for %s",
@@ -252,20 +372,19 @@ class ScmSecurity:
             )
         return done
 
-    def crl(self) -> tuple[int, bytes]:
+    def crl(self, with_peers: bool = True) -> tuple[int, bytes]:
         """(CRL number, PEM): a signed CRL per issuer this SCM holds the key of, listing the revoked
         certificates that issuer signed and that have not expired — its sub-CA's (the daemons' and users'
         certificates) and the root's (SCM certificates, and leaves the root signed before SCM had a sub-CA)
-        — then the sub-CA certificate, so a holder verifies each list against its ca.crt. OpenSSL's CRL
-        check wants the CRL of a peer's issuer, SCM's own certificate's too. The number counts revocations,
-        and the same number is always the same lists. Any certificate holder may fetch it (it names
+        — then, in an SCM HA service, the other SCMs' lists as last fetched (`take_peer_crls`), then the
+        sub-CA certificates, so a holder verifies each list against its ca.crt. OpenSSL's CRL check wants
+        the CRL of a peer's issuer, SCM's own certificate's too. The number counts revocations, and the
+        same number is always the same lists of this SCM's. Any certificate holder may fetch it (it names
         serials only)."""
         now = self.ca.clock.wall_ms()
         revoked = self.ca.certs.all_revoked()
         material = self.ca.material
-        signers = [(material.key, material.cert)]
-        if material.root is not None and material.root_key is not None:
-            signers.append((material.root_key, material.root))
+        signers = self._signers()
         anchor = material.trust_anchor
         last_update = crl_last_update(anchor, [r.revoked_ms for r in revoked], now)
         issuers = {r.cert.serial: X.cert_from_pem(r.cert.pem).issuer for r in revoked}
@@ -285,7 +404,37 @@ class ScmSecurity:
             )
             for key, issuer in signers
         ]
-        return number, b"".join(lists) + X.chain_to_pem(material.chain)
+        if not with_peers:
+            return number, b"".join(lists) + X.chain_to_pem(material.chain)
+        if self._service:
+            for bundle in (self.ca.certs.store.meta.get(SCM_CRLS_RECORD) or {}).values():
+                self.take_peer_crls(str(bundle).encode())
+        peers = [pem for _, pem, _ in self.peer_crls.values()]
+        chain = [*material.chain]
+        for _, _, signer in self.peer_crls.values():
+            if signer != anchor and signer not in chain:
+                chain.append(signer)
+        return number, b"".join(lists) + b"".join(peers) + X.chain_to_pem(chain)
+
+    def take_peer_crls(self, bundle: bytes) -> bool:
+        """Keeps another SCM's getCrl answer's lists of issuers this SCM does not sign for, each when newer
+        (a later lastUpdate) than the one held; True when any was taken (ValueError: the bundle does not
+        verify against the root)."""
+        own = {signer.subject.rfc4514_string() for _, signer in self._signers()}
+        taken = False
+        for issuer, last_update, pem, signer in X.crl_parts(bundle, self.ca.material.trust_anchor):
+            held = self.peer_crls.get(issuer)
+            if issuer not in own and (held is None or last_update > held[0]):
+                self.peer_crls[issuer] = (last_update, pem, signer)
+                taken = True
+        return taken
+
+    def _signers(self) -> list[tuple[X.PrivateKey, X.Certificate]]:
+        material = self.ca.material
+        signers = [(material.key, material.cert)]
+        if material.root is not None and material.root_key is not None:
+            signers.append((material.root_key, material.root))
+        return signers
 
     def ca_certificate(self) -> bytes:
         return self.ca.material.pem
@@ -326,6 +475,10 @@ class ScmSecurity:
         return self.secret_keys.all()
 
 
+SCM_CRLS_RECORD = "scmCrls"
+"""The `meta` record of an SCM HA service's CRLs: issuer (RFC 4514) -> its latest CRL and signer (PEM), as
+the SCM signing for that issuer recorded them when it led (`ScmSecurity.record_crls`)."""
+
 CRL_CLOCK_SKEW_MS = 3_600_000
 """How far a daemon's clock may lag SCM's: a CRL dated in a daemon's future would fail every handshake."""
 
@@ -353,9 +506,11 @@ def mint_join(
     lifetime: dt.timedelta,
     rejoin: str = "",
     om_node: str = "",
+    scm_node: str = "",
 ) -> X.Certificate:
-    """Issues and records a JOIN credential for `role` (host `name`, "" for any; HA OM node `om_node`) with
-    the CSR's key, in one batch: `scm --init --join-token` and the security protocol's createJoinToken."""
+    """Issues and records a JOIN credential for `role` (host `name`, "" for any; HA OM node `om_node`; SCM
+    node `scm_node`, which an SCM's names) with the CSR's key, in one batch: `scm --init --join-token` and
+    the security protocol's createJoinToken."""
     try:
         expected = join_identity(role)
     except ValueError as e:
@@ -377,7 +532,11 @@ def mint_join(
             X.check_om_node(om_node)
         except ValueError as e:
             raise SecurityError(SecurityResult.INVALID_CSR, f"--node: {e}") from None
+    if (role is CertRole.SCM) != bool(scm_node):
+        raise SecurityError(
+            SecurityResult.INVALID_CSR, "an SCM's JOIN credential, and it alone, names its SCM node"
+        )
     with ca.certs.batch():
         cert = ca.issue(csr, lifetime)
-        tokens.add(cert, role, name, rejoin, om_node)
+        tokens.add(cert, role, name, rejoin, om_node, scm_node)
     return cert

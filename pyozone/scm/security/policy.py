@@ -3,10 +3,11 @@
 A JOIN caller (a daemon's first CSR) gets a service certificate only: OM, DATANODE or S3G, and only what its
 token allows (join_tokens.py: one certificate, one role, an identity that does not exist yet). Any caller may
 renew its own common name, a datanode for its own datanode UUID only, an HA OM for its own node only. An
-administrator may have a certificate made for any user. SCM and JOIN certificates are made by `pyozone scm
---init` alone, never over the protocol. A datanode's certificate names its datanode's UUID
-(authority.requested_identity): SCM's datanode protocol lets it speak for that datanode alone (several
-datanodes on one host share a common name).
+administrator may have a certificate made for any user. SCM and JOIN certificates are never made by getCert:
+`pyozone scm --init` makes them, and another SCM of an HA service gets its sub-CA from getSCMCertificate
+with a JOIN credential minted for its node (ScmSecurity.sign_scm). A datanode's certificate names its
+datanode's UUID (authority.requested_identity): SCM's datanode protocol lets it speak for that datanode
+alone (several datanodes on one host share a common name).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class AccessPolicy:
         if requested.role in (CertRole.SCM, CertRole.JOIN):
             raise _denied(
                 f"{requested.common_name}: {requested.role.name} certificates are made by "
-                "`pyozone scm --init` only"
+                "`pyozone scm --init` (and an SCM's of a service at its scm --bootstrap) only"
             )
         if caller.role is CertRole.JOIN:
             if requested.role not in JOIN_MAY_REQUEST:

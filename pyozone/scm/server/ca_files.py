@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from pathlib import Path
 from pyozone.common.fsutil import write_file
 from pyozone.common.net import ANY, address, om_address, parse_host_port
 from pyozone.common.om_ha import om_service_ids, om_service_nodes
+from pyozone.common.scm_ha import local_scm_node, scm_service_nodes
 from pyozone.common.tls import TlsPaths
 from pyozone.common.tls_mode import service_hosts
 from pyozone.config import OzoneConfiguration
@@ -37,13 +39,16 @@ from pyozone.scm.security.certificates import CertificateStore
 from pyozone.scm.security.join_tokens import JoinTokens, join_identity
 from pyozone.scm.security.manager import ScmSecurity, mint_join
 from pyozone.scm.security.policy import AccessPolicy
-from pyozone.scm.security.secret_key_manager import SecretKeyManager
+from pyozone.scm.security.secret_key_manager import ReplicatedSecretKeys, SecretKeyManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.scm.store.layout import scm_db_dir, scm_metadata_dir
+from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
 from pyozone.scm.store.scm_db import open_scm_db
 from pyozone.scm.store.version import SCMStorageConfig
 from pyozone.security.config import SecurityConfig, admin_user
 from pyozone.security.join import JoinCredential
+
+log = logging.getLogger(__name__)
 
 CA_DIR = "ca"
 ROOT_CA_HOST = "root-ca"
@@ -89,6 +94,9 @@ def scm_hosts(conf: OzoneConfiguration) -> tuple[str, ...]:
     """The names SCM's certificate holds: its configured hosts, this machine's names, and loopback, so any
     address a client dials it by verifies. The first names the certificate (scm@host)."""
     hosts: list[str] = []
+    node = local_scm_node(conf)
+    if node is not None:  # an SCM of an HA service: its node's host first (ozone.scm.address.SERVICE.NODE)
+        hosts.append(node.client_address.host)
     for raw in str(conf.get("ozone.scm.names") or "").split(","):
         if raw.strip():
             hosts.append(parse_host_port(raw, 0, "ozone.scm.names").host)
@@ -124,6 +132,15 @@ def configured_om_nodes(conf: OzoneConfiguration) -> dict[str, str]:
     }
 
 
+def configured_scm_nodes(conf: OzoneConfiguration) -> dict[str, str]:
+    """The SCMs of this SCM's service a sub-CA may be signed for (node id -> the host its certificate's
+    common name carries: that of ozone.scm.address.SERVICE.NODE, `scm_hosts`' first); none for a lone SCM."""
+    node = local_scm_node(conf)
+    if node is None:
+        return {}
+    return {n.node_id: n.client_address.host for n in scm_service_nodes(conf, node.service_id)}
+
+
 # ---------------------------------------------------------------------- loading
 def load_root(files: ScmSecurityFiles) -> CaMaterial:
     """The root CA (its key and self-signed or external certificate). One that cannot sign SCM's sub-CA
@@ -149,13 +166,26 @@ def load_root(files: ScmSecurityFiles) -> CaMaterial:
     )
 
 
-def load_ca(files: ScmSecurityFiles) -> CaMaterial:
+def load_ca(files: ScmSecurityFiles, service: bool = False) -> CaMaterial:
     """The CA SCM issues with: its own certificate, a sub-CA signed by the root, with its key, and the root
     CA's key (Ozone's layout: HASecurityUtils, DefaultCAServer). A data directory made before SCM had a
     sub-CA (its certificate a leaf the root signed) is refused, naming the fix: `scm --init` again makes the
-    sub-CA; the certificates the root signed before stay valid (the root is still every holder's ca.crt)."""
-    root = load_root(files)
+    sub-CA; the certificates the root signed before stay valid (the root is still every holder's ca.crt).
+    An SCM of an HA service (`service`) other than the primordial holds the root's certificate alone (its
+    ca.crt, from `scm --bootstrap`): it issues with its sub-CA and signs no other SCM's."""
     paths = files.scm
+    root_held = files.external_root is not None or files.ca.cert.exists()
+    root_key: X.PrivateKey | None = None
+    if service and not root_held and paths.ca.exists():
+        try:
+            root_cert = X.cert_from_pem(paths.ca.read_bytes())
+        except (OSError, ValueError) as e:
+            raise SecuritySetupError(
+                f"SCM's root CA certificate {paths.ca} is unusable ({e}): run `pyozone scm --bootstrap` again"
+            ) from None
+    else:
+        loaded = load_root(files)
+        root_cert, root_key = loaded.cert, loaded.key
     if not paths.cert.exists() or not paths.key.exists():
         raise SecuritySetupError(
             f"SCM has no certificate ({paths.cert} missing): run `pyozone scm --init` with "
@@ -172,7 +202,7 @@ def load_ca(files: ScmSecurityFiles) -> CaMaterial:
             "and keeps the root CA, so every certificate issued before stays valid"
         )
     try:
-        return CaMaterial(key, cert, root.cert, root.key)
+        return CaMaterial(key, cert, root_cert, root_key)
     except ValueError as e:
         raise SecuritySetupError(
             f"SCM's certificate {paths.cert}: {e}; run `pyozone scm --init` again"
@@ -208,36 +238,54 @@ def build_security(
     store: SCMMetadataStore,
     clock: Clock,
     known_datanode: Callable[[str], bool],
+    leads: Callable[[], bool] | None = None,
 ) -> ScmSecurity:
     """The daemon's ScmSecurity over the CA on disk and the secret key file; `known_datanode`: whether SCM
-    saw a datanode UUID (a JOIN credential is for a new one only)."""
+    saw a datanode UUID (a JOIN credential is for a new one only); `leads`: in an SCM HA service, whether
+    this SCM is the ready leader (the secret keys are then scm.db's replicated record, not the file)."""
     certs = CertificateStore(store)
     ca = CertificateAuthority(
-        load_ca(files),
+        load_ca(files, service=leads is not None),
         certs,
         clock,
         storage.cluster_id,
         storage.scm_uuid,
         settings.default_duration_ms,
     )
-    key_file = SecretKeyFile(files.secret_keys)
-    secret_keys = SecretKeyManager(settings, clock, key_file.load(), key_file.save)
+    if leads is None:
+        key_file = SecretKeyFile(files.secret_keys)
+        secret_keys = SecretKeyManager(settings, clock, key_file.load(), key_file.save)
+    else:
+        replicated = ReplicatedSecretKeys(store)
+        secret_keys = SecretKeyManager(settings, clock, (), replicated.save, replicated.load)
     policy = AccessPolicy(Administrators.from_conf(conf), UserGroups.from_conf(conf))
     tokens = JoinTokens(
-        store, certs, configured_service_hosts(conf), known_datanode, configured_om_nodes(conf)
+        store,
+        certs,
+        configured_service_hosts(conf),
+        known_datanode,
+        configured_om_nodes(conf),
+        configured_scm_nodes(conf),
     )
-    return ScmSecurity(settings, ca, secret_keys, policy, tokens)
+    return ScmSecurity(settings, ca, secret_keys, policy, tokens, leads)
 
 
 def renew_scm_certificate(
-    ca: CertificateAuthority, paths: TlsPaths, hosts: tuple[str, ...], grace_ms: int, lifetime_ms: int
+    ca: CertificateAuthority,
+    paths: TlsPaths,
+    hosts: tuple[str, ...],
+    grace_ms: int,
+    lifetime_ms: int,
+    service: bool = False,
 ) -> X.Certificate | None:
     """SCM renews its own certificate, its sub-CA, with the root CA's key inside the grace period (or when it
     was issued before the CA added role-qualified names, X.role_host_name, which the daemons dialling SCM
     verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3);
     valid `lifetime_ms`, hdds.x509.max.duration as at `scm --init` (_issue_sub_ca), never past the root.
     The CA issues with it from then on; the TlsStore reads the new file at the next handshake. The new
-    certificate, or None when not due."""
+    certificate, or None when not due. In an SCM HA service (`service`) it is signed outside the Raft log
+    (an out-of-log serial; the SCM records it when it next leads), and only by the SCM holding the root's
+    key: another logs that it is due and keeps its own (valid hdds.x509.max.duration from bootstrap)."""
     material = ca.material
     current = X.cert_from_pem(paths.cert.read_bytes())
     identity = X.identity_of(current)
@@ -245,6 +293,14 @@ def renew_scm_certificate(
     if named and not renewal_due(current, ca.clock.wall_ms(), grace_ms):
         return None
     if material.root is None or material.root_key is None:
+        if service:
+            log.warning(
+                "SCM's sub-CA %s (expiring %s) is due for renewal, which needs the root CA's key (on the "
+                "primordial SCM): stop this SCM, empty its metadata directory and run scm --bootstrap again",
+                paths.cert,
+                current.not_valid_after_utc.isoformat(),
+            )
+            return None
         raise SecuritySetupError("SCM's sub-CA is renewed with the root CA's key, which this SCM lacks")
     cert = X.sub_ca_certificate(
         material.key,
@@ -255,10 +311,11 @@ def renew_scm_certificate(
         ca.cluster_id,
         ca.scm_id,
         dt.timedelta(milliseconds=lifetime_ms),
-        ca.certs.next_serial(),
+        ca.certs.out_of_log_serial() if service else ca.certs.next_serial(),
         dt.datetime.fromtimestamp(ca.clock.wall_ms() / 1000, dt.UTC),
     )
-    ca.certs.add(cert)
+    if not service:
+        ca.certs.add(cert)
     ca.material = material.with_cert(cert)
     write_file(paths.ca, material.pem)
     write_file(paths.cert, X.cert_to_pem(cert))
@@ -276,24 +333,31 @@ class InitReport:
 @dataclass(frozen=True, slots=True)
 class JoinRequest:
     """`scm --init --join-token ROLE[:HOST][:SERVICE/NODE]=FILE`: mint a JOIN credential for one daemon into
-    FILE (an HA OM's for its node: `om:omservice/om1=FILE`; a host never holds "/")."""
+    FILE (an HA OM's for its node: `om:omservice/om1=FILE`; a host never holds "/"); `scm:NODE=FILE`: for
+    the SCM node NODE of this SCM's service, which `scm --bootstrap` presents for its sub-CA."""
 
     role: CertRole
     name: str
     path: Path
     om_node: str = ""
+    scm_node: str = ""
 
     @classmethod
     def parse(cls, text: str) -> JoinRequest:
         spec, eq, path = text.partition("=")
         role_name, _, name = spec.partition(":")
+        if role_name == CertRole.SCM.value:
+            if not eq or not path or not name or ":" in name:
+                raise ValueError(f"--join-token {text!r}: an SCM's is scm:NODE=FILE, NODE its node id")
+            return cls(CertRole.SCM, "", Path(path), scm_node=name)
         om_node = ""
         if "/" in name:
             name, _, om_node = name.rpartition(":")
         roles = {r.value: r for r in (CertRole.OM, CertRole.DATANODE, CertRole.S3G)}
         if not eq or not path or role_name not in roles:
             raise ValueError(
-                f"--join-token {text!r}: expected ROLE[:HOST][:SERVICE/NODE]=FILE, ROLE one of om, dn, s3g"
+                f"--join-token {text!r}: expected ROLE[:HOST][:SERVICE/NODE]=FILE, ROLE one of om, dn, s3g "
+                "(or scm:NODE=FILE)"
             )
         if om_node and roles[role_name] is not CertRole.OM:
             raise ValueError(f"--join-token {text!r}: only an OM's JOIN credential names an OM node")
@@ -322,6 +386,7 @@ def init_security(
         lines.append(f"Reusing the root CA certificate {_ca_cert_path(files)}")
     else:
         with _open_store(conf) as store:
+            service = _check_service_genesis(conf, store, joins)
             certs = CertificateStore(store)
             if root is None:
                 root = _create_root(files, certs, storage, settings, clock)
@@ -363,6 +428,8 @@ def init_security(
                     f"{f' on {join.name}' if join.name else ''}{node}: {join.path} (mode 0600), valid until "
                     f"{cert.not_valid_after_utc.isoformat()}"
                 )
+            if service:
+                store.transaction_infos.put(TRANSACTION_INFO_KEY, GENESIS)
     if scm_ok:
         lines.append(f"Reusing the SCM certificate {files.scm.cert}")
     if not joins:
@@ -375,6 +442,44 @@ def init_security(
         f"OZONE_CA_CERT={admin_paths.ca}"
     )
     return InitReport(tuple(lines))
+
+
+GENESIS = "0#0"
+"""The #TRANSACTIONINFO `scm --init` gives the primordial SCM's scm.db in an HA service: what the CA wrote
+there (the root, its sub-CA, the administrator's certificate, the JOIN credentials, the CertificateId
+sequence) is the state before the Raft log's first entry, which every other SCM copies at `scm
+--bootstrap` (the primordial's /dbCheckpoint), so every SCM's scm.db starts from the same records."""
+
+
+def _check_service_genesis(
+    conf: OzoneConfiguration, store: SCMMetadataStore, joins: tuple[JoinRequest, ...]
+) -> bool:
+    """Whether this is the primordial SCM of an HA service (its writes are the genesis, GENESIS). Refused:
+    when its scm.db already applied log entries (what --init would write now would be in no Raft log: a
+    running service mints with `admin cert join-token`), and an SCM JOIN credential for a node the service
+    does not name besides this one."""
+    node = local_scm_node(conf)
+    for join in joins:
+        if join.role is not CertRole.SCM:
+            continue
+        others = (
+            () if node is None else [n.node_id for n in scm_service_nodes(conf, node.service_id) if n != node]
+        )
+        if join.scm_node not in others:
+            raise SecuritySetupError(
+                f"--join-token scm:{join.scm_node}: the SCM service names no other SCM {join.scm_node} "
+                f"(ozone.scm.service.ids, ozone.scm.nodes.SERVICE: {', '.join(others) or 'none'})"
+            )
+    if node is None:
+        return False
+    applied = store.transaction_infos.get(TRANSACTION_INFO_KEY)
+    if applied not in (None, GENESIS):
+        raise SecuritySetupError(
+            f"SCM {node.node_id} of service {node.service_id} has applied its Raft log up to {applied}: "
+            "scm --init writes no more to its scm.db (the other SCMs would not have it); mint JOIN "
+            "credentials with `pyozone admin cert join-token` against the running service"
+        )
+    return True
 
 
 def _ca_cert_path(files: ScmSecurityFiles) -> Path:
@@ -481,6 +586,8 @@ def _mint_join_file(
 ) -> X.Certificate:
     key = X.generate_private_key(bits)
     csr = X.build_csr(key, join_identity(join.role))
-    cert = mint_join(ca, tokens, join.role, join.name, csr, lifetime, om_node=join.om_node)
+    cert = mint_join(
+        ca, tokens, join.role, join.name, csr, lifetime, om_node=join.om_node, scm_node=join.scm_node
+    )
     JoinCredential(X.key_to_pem(key), ca.file_pem(cert), ca.material.pem).write(join.path)
     return cert

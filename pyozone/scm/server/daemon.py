@@ -9,8 +9,11 @@ own renewal) joins the core's schedule. With hdds.grpc.tls.enabled every other p
 
 With `ozone.scm.service.ids` SCM is one member of its service's Raft group (scm/server/ha.py): it serves on
 its node's addresses (common/scm_ha.py), keeps its Raft log under `ozone.scm.ha.ratis.storage.dir`, and only
-the ready leader answers the admin and block protocols. Secure SCM HA (the sub-CA of each SCM signed at
-bootstrap) is not built yet: refused at start.
+the ready leader answers the admin and block protocols. A secure SCM of a service signs with its own sub-CA
+(the primordial SCM's root signed it at `scm --bootstrap`); the CA's records (certificates issued and
+revoked, JOIN credentials, serials, the secret keys) are the leader's and the log's, so the security
+protocol is the ready leader's too but for the CA certificate, the CRL and getSCMCertificate; each SCM
+fetches the others' CRLs (`_fetch_peer_crls`), as it signs only its own sub-CA's.
 """
 
 from __future__ import annotations
@@ -32,14 +35,16 @@ from pyozone import rpc
 from pyozone.common.http_server import HttpServer, json_refusal
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, scm_raft_group_id, scm_service_nodes
-from pyozone.common.tls import TlsStore, ssl_peer_identity
+from pyozone.common.tls import CRL_FILE, TlsStore, ssl_peer_identity
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
 from pyozone.common.web.ops import administrators_only, readers_only, tls_peer_check
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
+from pyozone.framework.scm_security import SCMSecurityClient
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.commands import seed_command_ids
+from pyozone.hdds.security.errors import SecurityError
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.topology import NetworkTopology, load_rack_mapping
 from pyozone.protocol import MAX_ADMIN_MESSAGE_BYTES, MAX_HEARTBEAT_MESSAGE_BYTES
@@ -101,6 +106,12 @@ PIPELINES_PER_TICK = 32
 
 REPLICATED_RECORDS = ("containers", "pipelines", "deletedBlocks", "validCerts")
 """Column families whose records a lone SCM's scm.db would hold and no Raft log carries."""
+
+SECURITY_ANY_SCM = frozenset({"getCACertificate", "getSCMCertificate", "getCrl"})
+"""Security calls any SCM of a service answers: the root CA's certificate, its CRL bundle (the other SCMs
+fetch it: `_fetch_peer_crls`), and getSCMCertificate (the SCM holding the root's key signs at another's
+`scm --bootstrap`, before any quorum)."""
+PEER_CRL_TIMEOUT_S = 5.0
 
 SHUTDOWN_GRACE_S = 5.0
 """How long in-flight RPCs may finish after SIGTERM before they are cancelled."""
@@ -201,13 +212,6 @@ class ScmDaemon:
                 "ozone.scm.http-bind-host",
             )
             clock = clock or SystemClock()
-            if node is not None and SecurityConfig.from_conf(conf).enabled:
-                raise ServerStartError(
-                    f"SCM {node.node_id} of service {node.service_id}: SCM HA with ozone.security.enabled "
-                    "is not implemented yet (each SCM's sub-CA signed by the primordial SCM's root at "
-                    "--bootstrap, getScmCertificate, per-SCM CRLs and replicated secret keys are missing): "
-                    "run the service with security off, or one secure SCM without ozone.scm.service.ids"
-                )
             self.core = build_core(
                 conf, storage, store, clock, ScmContext.ha_follower() if node is not None else None
             )
@@ -247,6 +251,7 @@ class ScmDaemon:
         self.checkpoints = CheckpointSender(self._pack_checkpoint)
         self._http = HttpServer(app)
         self._ticker: asyncio.Task[None] | None = None
+        self._crl_fetcher: asyncio.Task[None] | None = None
         self._stopped = False
         self.ha: ScmRaft | None = None
         """The glue of this SCM's Raft member (HA only, made at start on the serving loop)."""
@@ -264,15 +269,19 @@ class ScmDaemon:
         self, conf: OzoneConfiguration, settings: SecurityConfig, store: SCMMetadataStore, clock: Clock
     ) -> SecureScm:
         files = ScmSecurityFiles.from_conf(conf, settings)
+        service = self.node is not None
+        leads = self.core.context.is_leader_ready if service else None
         try:
-            security = build_security(conf, settings, files, self.storage, store, clock, self._known_datanode)
+            security = build_security(
+                conf, settings, files, self.storage, store, clock, self._known_datanode, leads
+            )
         except SecuritySetupError as e:
             raise ServerStartError(str(e)) from None
         ca, hosts = security.ca, scm_hosts(conf)
 
         def renew() -> None:
             cert = renew_scm_certificate(
-                ca, files.scm, hosts, settings.renew_grace_ms, settings.max_duration_ms
+                ca, files.scm, hosts, settings.renew_grace_ms, settings.max_duration_ms, service
             )
             if cert is not None:
                 log.info("Renewed SCM's certificate: serial %d", cert.serial_number)
@@ -285,14 +294,46 @@ class ScmDaemon:
         )
         where = bind_address(
             conf,
-            address(conf, "ozone.scm.security.service.address", "ozone.scm.security.service.port"),
+            self.node.security_address
+            if self.node
+            else address(conf, "ozone.scm.security.service.address", "ozone.scm.security.service.port"),
             "ozone.scm.security.service.bind.host",
         )
         tls = TlsStore(files.scm)
+        kept = files.scm.ca.with_name(CRL_FILE)
+        if service and kept.exists():  # the other SCMs' lists it held before (or got at --bootstrap)
+            try:
+                security.take_peer_crls(kept.read_bytes())
+            except ValueError as e:
+                raise ServerStartError(f"{kept}: {e}") from None
         # SCM's ports refuse what its own CA revoked as soon as it is revoked.
         tls.update_crl(*security.crl())
         security.on_crl = tls.update_crl
         return SecureScm(security, tls, where)
+
+    async def _fetch_peer_crls(self, secure: SecureScm, me: ScmNodeDetails) -> None:
+        """An SCM of a secure service signs its own sub-CA's CRL only (and the root's, on the primordial):
+        every `hdds.x509.crl.refresh.interval`, from the start, it fetches the other SCMs' getCrl answers
+        and keeps their lists (ScmSecurity.take_peer_crls), so its own ports and every party fetching its
+        bundle hold a CRL for every SCM's sub-CA (OpenSSL's check fails a peer whose issuer has none). An
+        SCM not reached is asked again at the next round; its last list is kept."""
+        settings = SecurityConfig.from_conf(self.conf)
+        peers = [n for n in scm_service_nodes(self.conf, me.service_id) if n.node_id != me.node_id]
+
+        def fetch(peer: ScmNodeDetails) -> bytes:
+            with SCMSecurityClient(peer.security_address, secure.tls, timeout_s=PEER_CRL_TIMEOUT_S) as client:
+                return client.get_crl()[1]
+
+        while True:
+            for peer in peers:
+                try:
+                    bundle = await asyncio.to_thread(fetch, peer)
+                    if secure.security.take_peer_crls(bundle):
+                        secure.security.publish_crl()
+                except (SecurityError, ValueError) as e:
+                    log.debug("No CRL from SCM %s at %s: %s", peer.node_id, peer.security_address, e)
+            secure.security.publish_crl()  # its own list of what another leader revoked, once applied
+            await asyncio.sleep(max(settings.crl_refresh_ms, 1000) / 1000)
 
     def _known_datanode(self, datanode: str) -> bool:
         """SCM saw the datanode: it registered, or a pipeline names it (pipelines survive a restart)."""
@@ -407,10 +448,12 @@ class ScmDaemon:
             ),
             self.ha,
             settings,
-            None,
+            self.tls,  # hdds.grpc.tls.enabled: SCM's Raft port takes SCM certificates only (inbound.py)
             CertRole.SCM,
             bind_host=bind_address(conf, node.ratis_address, None).host,
         )
+        if self.secure is not None:
+            self.ha.replication.step_up_hooks.append(self.secure.security.step_up)
         self.ha.attach(self.raft)
         register_scm_ha_metrics(self.metrics, self.ha.report)
         try:
@@ -496,7 +539,12 @@ class ScmDaemon:
             self.block_address, "ozone.scm.block.client", self.tls,
         )  # fmt: skip
         if self.secure is not None:
-            security = SecurityService(self.secure.security)
+            security: object = SecurityService(self.secure.security)
+            if self.ha is not None:
+                security = leader_only(security, self.ha, lambda n: n.security_address, SECURITY_ANY_SCM)
+                self._crl_fetcher = asyncio.create_task(
+                    self._fetch_peer_crls(self.secure, self.ha.node), name="scm-peer-crls"
+                )
             self.security_port = await self._serve(
                 SECURITY_SERVICE, security, MAX_SECURITY_MESSAGE_BYTES,
                 self.secure.address, "ozone.scm.security.service", self.secure.tls,
@@ -533,9 +581,10 @@ class ScmDaemon:
         self._stopped = True
         self.serving = False
         await asyncio.gather(*(server.stop(grace_s) for server in self._servers))
-        if self._ticker is not None:
-            self._ticker.cancel()
-            await asyncio.gather(self._ticker, return_exceptions=True)
+        for task in (self._ticker, self._crl_fetcher):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         if self.ha is not None:
             await self.ha.auto_snapshot.at_stop()
             await self.ha.stop()

@@ -114,6 +114,29 @@ class SecurityService:
         return certificate_pair_to_proto(cert, ca)
 
     @security_rpc
+    async def getSCMCertificate(
+        self, request: pb.SCMGetSCMCertRequestProto, context: Context
+    ) -> pb.SCMGetCertResponseProto:
+        """Ozone's getSCMCertificate: another SCM's sub-CA at its `scm --bootstrap`, from the SCM holding the
+        root's key whatever its Raft role (no quorum may exist yet)."""
+        identity = self.caller(context)
+        if not request.CSR:
+            raise SecurityError(SecurityResult.INVALID_CSR, "CSR: is missing")
+        details = request.scmDetails
+        if not details.scmNodeId or not details.scmId:
+            raise InvalidRequest("scmDetails: scmNodeId and scmId are required")
+        own = peer_certificate(context)
+        cert, ca = self.security.sign_scm(
+            identity,
+            None if own is None else own.serial_number,
+            request.CSR.encode(),
+            details.scmNodeId,
+            details.scmId,
+            details.clusterId,
+        )
+        return certificate_pair_to_proto(cert, ca)
+
+    @security_rpc
     async def getCertificate(
         self, request: pb.SCMGetCertificateRequestProto, context: Context
     ) -> pb.SCMGetCertResponseProto:

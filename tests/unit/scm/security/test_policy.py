@@ -50,7 +50,10 @@ def test_join_may_not_obtain_a_user_certificate(requested: Identity) -> None:
 @pytest.mark.parametrize("caller", [JOIN, ADMIN, SCM])
 @pytest.mark.parametrize("requested", [SCM, JOIN])
 def test_scm_and_join_certificates_are_made_by_init_only(caller: Identity, requested: Identity) -> None:
-    assert "are made by `pyozone scm --init` only" in denied(POLICY.check_csr, caller, requested)
+    assert (
+        "are made by `pyozone scm --init` (and an SCM's of a service at its scm --bootstrap) only"
+        in denied(POLICY.check_csr, caller, requested)
+    )
 
 
 @pytest.mark.parametrize("caller", [OM, DN, S3G, ALICE, ADMIN])

@@ -311,8 +311,6 @@ def test_bootstrap_is_for_the_other_scms_of_an_insecure_service(tmp_path: Path, 
     lone = ["scm", "--bootstrap", "-D", f"ozone.metadata.dirs={tmp_path / 'lone'}"]
     assert main(lone) != 0
     assert "--bootstrap is for an SCM of an HA service: set ozone.scm.service.ids" in capsys.readouterr().err
-    assert svc.cli("scm2", "--bootstrap", extra={"ozone.security.enabled": "true"}) != 0
-    assert "scm --bootstrap with ozone.security.enabled is not implemented yet" in capsys.readouterr().err
     assert svc.cli("scm2", "--bootstrap") != 0  # the primordial is not running
     assert "SCM scm2 cannot bootstrap: no other SCM of service scmservice answered" in capsys.readouterr().err
     assert not version_file(scm_metadata_dir(svc.conf("scm2"))).exists()
@@ -348,17 +346,6 @@ def test_scm_raft_settings_come_from_ozone_scm_ha_ratis_keys() -> None:
     assert (tuned.rpc_timeout_min_ms, tuned.rpc_timeout_max_ms, tuned.pre_vote) == (1000, 1200, False)
     with pytest.raises(ValueError, match=r"ozone.scm.ha.ratis.log.purge.gap must be positive"):
         scm_raft_settings(OzoneConfiguration({"ozone.scm.ha.ratis.log.purge.gap": "0"}))
-
-
-def test_a_secure_scm_of_a_service_is_refused_at_start_naming_what_is_missing(tmp_path: Path) -> None:
-    svc = planned(tmp_path)
-    assert svc.cli("scm1", "--init") == 0
-    conf = OzoneConfiguration({**svc.node_values("scm1"), "ozone.security.enabled": "true"})
-    storage, store = open_scm_store(conf)
-    with pytest.raises(
-        ServerStartError, match=r"SCM HA with ozone\.security\.enabled is not implemented yet"
-    ):
-        ScmDaemon(conf, storage, store)
 
 
 def test_a_lone_scm_runs_no_raft_member(tmp_path: Path) -> None:

@@ -210,6 +210,24 @@ def test_only_an_om_join_token_argument_names_an_om_node() -> None:
         JoinRequest.parse("dn:svc/om1=/f")
 
 
+def test_an_scm_join_token_argument_names_another_scm_node_of_the_service(cli: Cli, tmp_path: Path) -> None:
+    request = JoinRequest.parse("scm:scm2=/f")
+    assert (request.role, request.scm_node, request.name, request.path) == (
+        CertRole.SCM,
+        "scm2",
+        "",
+        Path("/f"),
+    )
+    for text in ("scm=/f", "scm:h:scm2=/f"):
+        with pytest.raises(ValueError, match="an SCM's is scm:NODE=FILE"):
+            JoinRequest.parse(text)
+    lone = cli(
+        "scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE, "--join-token", "scm:scm2=/f"
+    )
+    assert lone.code != 0 and "the SCM service names no other SCM scm2" in lone.err
+    assert not files_of(conf_of(tmp_path)).ca.cert.exists()  # refused before the CA is made
+
+
 def test_a_missing_admin_certificate_is_issued_again_alone(cli: Cli, tmp_path: Path) -> None:
     assert cli("scm", "--init", "-D", f"ozone.metadata.dirs={tmp_path}", *SECURE).code == 0
     files = files_of(conf_of(tmp_path))
