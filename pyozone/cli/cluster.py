@@ -10,7 +10,8 @@ the service, so `pyozone sh`, the S3 gateway and `ofs://omservice/` fail over am
 `up --scm-ha` runs three SCMs of one service (scm1..scm3 of `scmservice`) instead of one, as Ozone's
 ozone-ha example does: `scm --init` on the primordial scm1, which then starts, `scm --bootstrap` on scm2 and
 scm3 with its cluster id; the configuration names the service, so OM, the datanodes and the admin tools
-fail over among them.
+fail over among them. With `--secure` the primordial's `scm --init` also mints a JOIN credential for scm2
+and scm3, with which their `scm --bootstrap` obtains each one's sub-CA from the primordial's root CA.
 """
 
 from __future__ import annotations
@@ -200,6 +201,7 @@ SCM_SERVICE_KEYS = (
     "ozone.scm.block.client.address",
     "ozone.scm.datanode.address",
     "ozone.scm.http-address",
+    "ozone.scm.security.service.address",
 )
 SCM_SERVICE_PREFIXES = (
     "ozone.scm.nodes.",
@@ -209,6 +211,7 @@ SCM_SERVICE_PREFIXES = (
     "ozone.scm.block.client.port.",
     "ozone.scm.datanode.port.",
     "ozone.scm.ratis.port.",
+    "ozone.scm.security.service.port.",
 )
 """Keys `--scm-ha` plans itself (the service, each SCM's node, the primordial one; a lone SCM's addresses,
 which the site file no longer names), and the prefixes of those it plans per service and SCM: a -D of one
@@ -219,12 +222,6 @@ def _check_scm_ha(args: argparse.Namespace, overrides: dict[str, str]) -> None:
     """`--scm-ha` with what it cannot run with: a clear error before anything starts."""
     if not args.scm_ha:
         return
-    if args.secure:
-        raise CLIError(
-            "--scm-ha with --secure is not implemented yet: an SCM of a service cannot bootstrap with "
-            "ozone.security.enabled (its sub-CA certificate, signed by the primordial SCM's root CA, is "
-            "missing); start --scm-ha without --secure"
-        )
     planned = sorted(k for k in overrides if k in SCM_SERVICE_KEYS or k.startswith(SCM_SERVICE_PREFIXES))
     if planned:
         raise CLIError(f"--scm-ha plans the SCM service itself: drop -D {', '.join(planned)}")
@@ -401,8 +398,8 @@ def _space_hint(state: ClusterState, admin: ScmAdminClient) -> str:
 
 
 def _init_scm(state: ClusterState) -> None:
-    """`scm --init`, minting a JOIN credential for each daemon of a secure cluster still without a
-    certificate."""
+    """`scm --init` on the lone or primordial SCM, minting a JOIN credential for each daemon of a secure
+    cluster still without a certificate (the other SCMs of a service among them: `scm:NODE=FILE`)."""
     conf = _conf(state)
     joins = state.join_tokens(conf) if security_enabled(conf) else []
     init = [*state.scms()[0].command, "--init", *(f"--join-token={j}" for j in joins)]
@@ -468,7 +465,8 @@ def _print_endpoints(state: ClusterState, tls: bool) -> None:
                 f"  {scm.name}: client (admin) {HOST}:{scm.ports['client']}"
                 f"  block {HOST}:{scm.ports['block']}  datanode {HOST}:{scm.ports['datanode']}"
                 f"  ratis {HOST}:{scm.ports['ratis']}"
-                f"  web UI {web}://{HOST}:{scm.ports['http']}/   (its role: /api/v1/ratis)"
+                + (f"  security (CA) {HOST}:{scm.ports['security']}" if "security" in scm.ports else "")
+                + f"  web UI {web}://{HOST}:{scm.ports['http']}/   (its role: /api/v1/ratis)"
             )
         leader = _scm_leader(state, _http_tls(_tls(state)))
         print(f"  SCM leader:          {leader or 'none now'}   (pyozone admin scm roles)")

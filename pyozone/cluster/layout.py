@@ -114,8 +114,9 @@ class Daemon:
         return None
 
 
-JOIN_ROLES = {"om": "om", "s3g": "s3g", "dn": "dn"}
-"""A daemon's name (prefix) -> the role its JOIN credential is minted for (`scm --init --join-token`)."""
+JOIN_ROLES = {"scm": "scm", "om": "om", "s3g": "s3g", "dn": "dn"}
+"""A daemon's name (prefix) -> the role its JOIN credential is minted for (`scm --init --join-token`); an SCM
+of a service other than the primordial one bootstraps its sub-CA with one."""
 
 
 @dataclass(slots=True)
@@ -145,8 +146,8 @@ class ClusterState:
 
     def join_tokens(self, conf: OzoneConfiguration) -> list[str]:
         """`scm --init --join-token` arguments (ROLE=FILE; an HA OM's bound to its node,
-        om:SERVICE/NODE=FILE) for every daemon of a secure cluster that has no certificate yet: each gets a
-        JOIN credential of its own, used once (docs/security.md)."""
+        om:SERVICE/NODE=FILE; an SCM's of the service, scm:NODE=FILE) for every daemon of a secure cluster
+        that has no certificate yet: each gets a JOIN credential of its own, used once (docs/security.md)."""
         tokens = []
         for d in self.daemons:
             join, metadata = d.define("ozone.security.join.credentials.file"), d.define("ozone.metadata.dirs")
@@ -155,6 +156,8 @@ class ClusterState:
                 continue
             node = d.define("ozone.om.node.id")
             bound = f":{conf.get('ozone.om.service.ids')}/{node}" if role == "om" and node else ""
+            if role == "scm":
+                bound = f":{d.define('ozone.scm.node.id')}"
             if not TlsPaths.under(Path(metadata), conf).cert.exists():
                 tokens.append(f"{role}{bound}={join}")
         return tokens
@@ -255,12 +258,14 @@ class ScmHaPorts:
     datanode: int
     http: int
     ratis: int
+    security: int | None = None  # a secure cluster's: the CA's (ozone.scm.security.service.port)
 
 
 def scm_service_site(nodes: dict[str, ScmHaPorts], service_id: str = SCM_SERVICE_ID) -> dict[str, str]:
     """The site keys of one SCM service on this host (Ozone's: ozone.scm.service.ids, ozone.scm.nodes.SVC,
     ozone.scm.primordial.node.id, ozone.scm.address.SVC.NODE and each protocol's
-    ozone.scm.*.port.SVC.NODE, ozone.scm.http-address.SVC.NODE), with the local timing of `LOCAL_SCM_HA`.
+    ozone.scm.*.port.SVC.NODE, ozone.scm.security.service.port.SVC.NODE on a secure cluster,
+    ozone.scm.http-address.SVC.NODE), with the local timing of `LOCAL_SCM_HA`.
     The first SCM is the primordial one. Each SCM is told its node id (`scm_daemon_defines`): they share a
     host."""
     site = {
@@ -275,6 +280,8 @@ def scm_service_site(nodes: dict[str, ScmHaPorts], service_id: str = SCM_SERVICE
         site[f"ozone.scm.block.client.port.{service_id}.{node}"] = str(ports.block)
         site[f"ozone.scm.datanode.port.{service_id}.{node}"] = str(ports.datanode)
         site[f"ozone.scm.ratis.port.{service_id}.{node}"] = str(ports.ratis)
+        if ports.security is not None:
+            site[f"ozone.scm.security.service.port.{service_id}.{node}"] = str(ports.security)
         site[f"ozone.scm.http-address.{service_id}.{node}"] = f"{HOST}:{ports.http}"
     return site
 
@@ -285,23 +292,27 @@ def scm_daemon_defines(node: str, metadata_dir: Path) -> dict[str, str]:
     return {"ozone.scm.node.id": node, "ozone.metadata.dirs": str(metadata_dir)}
 
 
-def admin_cert_dir(data_dir: Path, admin: str) -> Path:
-    """Where `scm --init` writes the administrator's client certificate (contract 2 of issue 15)."""
-    return data_dir / "scm" / "ca" / "users" / admin
+def admin_cert_dir(scm_dir: Path, admin: str) -> Path:
+    """Where `scm --init` writes the administrator's client certificate (contract 2 of issue 15), under the
+    metadata dir of the SCM it runs on (the lone SCM's, or the primordial one's of a service)."""
+    return scm_dir / "ca" / "users" / admin
 
 
-def join_file(data_dir: Path, daemon: str) -> Path:
-    """Where a secure local cluster keeps the JOIN credential of one daemon (SCM's CA directory)."""
-    return data_dir / "scm" / "ca" / "join" / f"{daemon}.pem"
+def join_file(scm_dir: Path, daemon: str) -> Path:
+    """Where a secure local cluster keeps the JOIN credential of one daemon: the CA directory of the SCM
+    whose `scm --init` mints it (the lone SCM's, or the primordial one's of a service)."""
+    return scm_dir / "ca" / "join" / f"{daemon}.pem"
 
 
-def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -> dict[str, str]:
-    """Every security mode on, SCM's security port, and the administrator as this configuration's user:
-    the one `scm --init` makes a certificate for (the first of ozone.administrators when `overrides` name
-    them, else the login user). Container tokens keep a user's certificate from closing or deleting a
-    container on a datanode's port: only datanodes sign them."""
+def secure_site(scm_dir: Path, security_port: int | None, overrides: dict[str, str]) -> dict[str, str]:
+    """Every security mode on, the lone SCM's security port (an SCM service names each SCM's in
+    `scm_service_site`, so `security_port` is None), and the administrator as this configuration's user: the
+    one `scm --init` makes a certificate for in `scm_dir` (the first of ozone.administrators when
+    `overrides` name them, else the login user). Container tokens keep a user's certificate from closing or
+    deleting a container on a datanode's port: only datanodes sign them."""
     admin = admin_user(OzoneConfiguration(overrides))
-    certs = admin_cert_dir(data_dir, admin)
+    certs = admin_cert_dir(scm_dir, admin)
+    lone = {} if security_port is None else {"ozone.scm.security.service.address": f"{HOST}:{security_port}"}
     return {
         "ozone.security.enabled": "true",
         "hdds.grpc.tls.enabled": "true",
@@ -309,7 +320,7 @@ def secure_site(data_dir: Path, security_port: int, overrides: dict[str, str]) -
         "hdds.container.token.enabled": "true",
         "ozone.acl.enabled": "true",
         "ozone.administrators": admin,
-        "ozone.scm.security.service.address": f"{HOST}:{security_port}",
+        **lone,
         "ozone.client.tls.cert.file": str(certs / "certificate.crt"),
         "ozone.client.tls.key.file": str(certs / "private.pem"),
         "ozone.client.tls.ca.file": str(certs / "ca.crt"),
@@ -328,21 +339,26 @@ def plan_cluster(
     """Ports, directories, the site file and the command line of every daemon. `secure`: certificates,
     mutual TLS, block and container tokens and ACLs, with the login user as the administrator unless
     `overrides` name ozone.administrators. `om_ha`: the OMs of `OM_SERVICE_ID` instead of one OM. `scm_ha`:
-    the SCMs of `SCM_SERVICE_ID` instead of one SCM (`cluster up` refuses it with `secure`)."""
+    the SCMs of `SCM_SERVICE_ID` instead of one SCM; with `secure` each has a security port of its own, and
+    each but the primordial one a JOIN credential for its sub-CA."""
     oms = OM_HA_NODES if om_ha else ()
     scms = SCM_HA_NODES if scm_ha else ()
     # held together, so no two daemons get the same one
-    ports = iter(free_ports(9 + 3 * len(oms) + 5 * len(scms) + 5 * datanodes))
+    ports = iter(free_ports(9 + 3 * len(oms) + 6 * len(scms) + 5 * datanodes))
     data_dir = data_dir.resolve()
     conf_dir = data_dir / "conf"
     logs = data_dir / "logs"
     conf_dir.mkdir(parents=True, exist_ok=True)
     private_dir(logs, dir_permissions(OzoneConfiguration(overrides), METADATA_PERMISSIONS_KEY))
+    scm_dir = data_dir / (scms[0] if scm_ha else "scm")  # where `scm --init` writes the CA's files
     scm_client, scm_datanode, scm_http, scm_block, scm_security, om_rpc, om_http, s3g, s3g_admin = (
         next(ports) for _ in range(9)
     )
     om_ports = {node: OmHaPorts(next(ports), next(ports), next(ports)) for node in oms}
-    scm_ha_ports = {node: ScmHaPorts(*(next(ports) for _ in range(5))) for node in scms}
+    scm_ha_ports = {
+        node: ScmHaPorts(*(next(ports) for _ in range(5)), security=next(ports) if secure else None)
+        for node in scms
+    }
     scm_ports = {"client": scm_client, "datanode": scm_datanode, "http": scm_http, "block": scm_block}
     if secure:
         scm_ports["security"] = scm_security
@@ -366,18 +382,18 @@ def plan_cluster(
         "ozone.s3g.http-address": f"{HOST}:{s3g}",
         "ozone.s3g.webadmin.http-address": f"{HOST}:{s3g_admin}",
         # SCM's directory; in a service, the primordial SCM's (each SCM is told its own)
-        "ozone.metadata.dirs": str(data_dir / (scms[0] if scm_ha else "scm")),
+        "ozone.metadata.dirs": str(scm_dir),
         "hdds.scm.safemode.min.datanode": str(min(3, datanodes)),
         "ozone.scm.datanode.pipeline.limit": "2",
         **LOCAL_INTERVALS,
-        **(secure_site(data_dir, scm_security, overrides) if secure else {}),
+        **(secure_site(scm_dir, None if scm_ha else scm_security, overrides) if secure else {}),
         **overrides,
     }
     python = [sys.executable, "-m", "pyozone"]
     conf_arg = ["--conf", str(conf_dir)]
 
     def join(name: str) -> list[str]:
-        return ["-D", f"ozone.security.join.credentials.file={join_file(data_dir, name)}"] if secure else []
+        return ["-D", f"ozone.security.join.credentials.file={join_file(scm_dir, name)}"] if secure else []
 
     def om(node: str, ports: dict[str, int]) -> Daemon:
         if om_ha:
@@ -400,8 +416,10 @@ def plan_cluster(
             "datanode": p.datanode,
             "http": p.http,
             "ratis": p.ratis,
+            **({} if p.security is None else {"security": p.security}),
         }
-        return Daemon(node, [*python, "scm", *conf_arg, *args], str(logs / f"{node}.log"), ports)
+        bootstrap = join(node) if node != scms[0] else []  # the primordial SCM holds the root CA itself
+        return Daemon(node, [*python, "scm", *conf_arg, *args, *bootstrap], str(logs / f"{node}.log"), ports)
 
     daemons = [
         *(

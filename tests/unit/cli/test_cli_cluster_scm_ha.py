@@ -1,6 +1,6 @@
 """`pyozone cluster up --scm-ha` with what it cannot combine with is refused before anything is planned or
-started: a -D of a key it plans itself, --secure (an SCM of a service cannot bootstrap with security yet),
-and a data dir whose cluster was made with one SCM."""
+started: a -D of a key it plans itself (each SCM's security port among them) and a data dir whose cluster
+was made with one SCM."""
 
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ from tests.cli_support import Result
             "drop -D ozone.scm.nodes.scmservice, ozone.scm.ratis.port.scmservice.scm2",
         ),
         (
-            ("--secure",),
-            "--scm-ha with --secure is not implemented yet: an SCM of a service cannot bootstrap with "
-            "ozone.security.enabled",
+            ("--secure", "-D", "ozone.scm.security.service.port.scmservice.scm1=9961"),
+            "drop -D ozone.scm.security.service.port.scmservice.scm1",
+        ),
+        (
+            ("--secure", "-D", "ozone.scm.security.service.address=127.0.0.1:9961"),
+            "drop -D ozone.scm.security.service.address",
         ),
     ],
 )

@@ -202,3 +202,36 @@ def test_an_scm_ha_plan_with_an_om_service_runs_both_services(tmp_path: Path) ->
     assert (scm_service_id(conf), client_om_service(conf)) == (layout.SCM_SERVICE_ID, layout.OM_SERVICE_ID)
     ports = [p for d in state.daemons for p in d.ports.values()]
     assert len(set(ports)) == len(ports)
+
+
+def test_a_secure_scm_ha_plan_gives_each_scm_a_security_port_and_scm2_scm3_join_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three SCMs on one host would share the default security port, and the administrator's certificate
+    and the JOIN credentials are where the primordial's `scm --init` writes them (its dir is scm1)."""
+    monkeypatch.setenv("HADOOP_USER_NAME", "carol")
+    state = plan_cluster(tmp_path, 3, 1, {}, secure=True, scm_ha=True)
+    conf = load_configuration(Path(state.conf_dir), {})
+    ports = [p for d in state.daemons for p in d.ports.values()]
+    assert len(set(ports)) == len(ports)
+    assert conf.get("ozone.scm.security.service.address") is None  # the service names each SCM's
+    for node in scm_service_nodes(conf, layout.SCM_SERVICE_ID):
+        assert node.security_address.port == state.daemon(node.node_id).ports["security"]
+        assert conf.get_raw(f"ozone.scm.security.service.port.{layout.SCM_SERVICE_ID}.{node.node_id}")
+    primordial = tmp_path.resolve() / "scm1"
+    users = ScmSecurityFiles.from_conf(conf, SecurityConfig.from_conf(conf)).user("carol")
+    assert users.cert == primordial / "ca" / "users" / "carol" / "certificate.crt"
+    assert conf.get("ozone.client.tls.cert.file") == str(users.cert)
+    joins = primordial / "ca" / "join"
+    assert state.daemon("scm1").define("ozone.security.join.credentials.file") is None  # it holds the root
+    for node in ("scm2", "scm3"):
+        assert state.daemon(node).define("ozone.security.join.credentials.file") == f"{joins / node}.pem"
+    tokens = state.join_tokens(conf)
+    assert tokens[:2] == [f"scm:scm2={joins}/scm2.pem", f"scm:scm3={joins}/scm3.pem"]
+    assert [(r.role, r.scm_node) for r in map(JoinRequest.parse, tokens[:2])] == [
+        (CertRole.SCM, "scm2"),
+        (CertRole.SCM, "scm3"),
+    ]
+    assert f"om={joins}/om.pem" in tokens
+    write_file(TlsPaths.under(tmp_path.resolve() / "scm2", conf).cert, b"a sub-CA")  # scm2 bootstrapped
+    assert f"scm:scm2={joins}/scm2.pem" not in state.join_tokens(conf)
