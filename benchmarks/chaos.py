@@ -105,6 +105,7 @@ class ChaosResult:
     start_failures: list[str] = field(default_factory=list)
     ready_s: float | None = None  # after the writing phase, until every daemon was up and the cluster ready
     lost: dict[str, str] = field(default_factory=dict)  # key -> why it could not be read
+    read_retried: dict[str, str] = field(default_factory=dict)  # key -> why its first read failed
     corrupt: list[str] = field(default_factory=list)
     read_s: float = 0.0
     no_under_replication_s: float | None = None  # from every daemon back up to a report with none
@@ -270,9 +271,11 @@ def _read_back(workload: Workload, result: ChaosResult) -> None:
             try:
                 data = workload.read(key)
             except Exception as e:
+                why = f"{error_class(e)}: {str(e)[:200]}"
                 if attempt == READ_ATTEMPTS:
-                    result.lost[key] = f"{error_class(e)}: {str(e)[:200]}"
+                    result.lost[key] = why
                 else:
+                    result.read_retried.setdefault(key, why)
                     time.sleep(5)
                 continue
             if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
@@ -409,11 +412,15 @@ def summary_rows(result: ChaosResult) -> list[tuple[str, str]]:
     ]
     rows += [(f"  {name} [{cond}]", str(n)) for (name, cond), n in sorted(result.write_errors.items())]
     rows += [
-        ("kills", ", ".join(f"{name} {kills[name]}" for name in KILL_KINDS)),
+        (
+            "kills",
+            ", ".join(f"{name} {kills[name]}" for name in KILL_KINDS if o.scm_ha or name != SCM_PARTITION),
+        ),
         ("most datanodes down at once", str(result.most_datanodes_down)),
         ("failed restarts", str(len(result.start_failures))),
         ("ready after restart", "not reached" if result.ready_s is None else f"{result.ready_s:.1f} s"),
         ("read back", f"{len(result.acknowledged)} keys in {result.read_s:.1f} s"),
+        ("  keys read on a later attempt", str(len(result.read_retried) - len(result.lost))),
         ("time to no under-replication", _replication_figure(result)),
         ("block ids used twice", str(len(result.blocks_reused))),
         ("keys without locations from OM", str(len(result.locations_unread))),
@@ -451,6 +458,8 @@ def print_summary(result: ChaosResult) -> None:
         print(f"  first {name}: {message}")
     for key, why in list(result.lost.items())[:20]:
         print(f"  lost {key}: {why}")
+    for key, why in [(k, w) for k, w in result.read_retried.items() if k not in result.lost][:20]:
+        print(f"  read on a later attempt {key}, the first failed: {why}")
     for key in result.corrupt[:20]:
         print(f"  corrupt {key}")
     for block in result.blocks_reused[:20]:

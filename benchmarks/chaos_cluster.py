@@ -64,6 +64,12 @@ FAST = {
     "ozone.scm.block.size": "4MB",
     "ozone.scm.container.size": "32MB",
     "ozone.scm.close.container.wait.duration": "15s",
+    # A copy sent to a datanode killed a moment later (still HEALTHY, not yet stale) stays pending until
+    # its deadline, and its container under-replicated meanwhile: Ozone's 12 minutes, scrubbed every
+    # 5 minutes, outlast the bounded wait for no under-replication.
+    "hdds.scm.replication.event.timeout": "60s",
+    "hdds.scm.replication.event.timeout.datanode.offset": "20s",
+    "ozone.scm.expired.container.replica.op.scrub.interval": "5s",
 }
 START_CHECK_S = 3.0  # a restarted daemon that cannot start exits within moments
 
