@@ -10,7 +10,10 @@ first two thirds. Every `leader_every`-th datanode outage (issue 30, S9) is a ki
 leader while the writer writes through it: its daemon is a placeholder, `dn-leader1`, `dn-leader2`, ...,
 which the run resolves at the kill to the datanode leading the most RATIS/THREE pipelines then (its /prom
 `ratis_server_role`), and starts again at the placeholder's start. The plan's times and bounds are those of
-the same seed without leader kills.
+the same seed without leader kills. With SCM HA (issue 31) "scm" is the service's leader at the time of
+the kill, killed `scm_kills` times, and `scm_partitions` times that leader is cut off from the other SCMs
+(the placeholder `scm-partition`: paused with SIGSTOP, resumed with SIGCONT at its start); the SCM outages
+are evenly spaced, the last at two thirds (a lone kill there as before), kills and partitions alternating.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ KILL_EVERY_S = 60.0  # mean gap between datanode kills (the run this reproduces:
 LEADER_EVERY = 3  # every third datanode outage kills a pipeline's leader
 LEADER = "dn-leader"
 """The prefix of a placeholder daemon: the datanode leading the most pipelines at the time of the kill."""
+SCM_PARTITION = "scm-partition"
+"""The placeholder of an SCM leader cut off from the other SCMs: its kill pauses it, its start resumes it."""
 
 
 def is_leader_kill(daemon: str) -> bool:
@@ -79,17 +84,24 @@ def plan_kills(
     rng: random.Random,
     timing: KillTiming = KillTiming(),
     om_kills: int = 1,
+    scm_kills: int = 1,
+    scm_partitions: int = 0,
 ) -> list[Event]:
     """Kill and start events within [0, duration_s], sorted by time (a start before a kill at the same
     instant). Every daemon killed is started again by duration_s. OM is killed `om_kills` times, at odd
-    multiples of duration_s / (3 * om_kills): one kill at a third, several spread before SCM's."""
+    multiples of duration_s / (3 * om_kills): one kill at a third, several spread before SCM's. SCM's
+    outages (`scm_outages`) end at two thirds."""
     events = [
         *(
             e
             for i in range(om_kills)
             for e in _outage("om", (2 * i + 1) * duration_s / (3 * om_kills), timing.om_down_s, duration_s)
         ),
-        *_outage("scm", 2 * duration_s / 3, timing.scm_down_s, duration_s),
+        *(
+            e
+            for at, name in scm_outages(duration_s, scm_kills, scm_partitions)
+            for e in _outage(name, at, timing.scm_down_s, duration_s)
+        ),
     ]
     back_at: dict[str, float] = {}  # datanode -> when it is started again
     t = timing.first_kill_s
@@ -110,6 +122,15 @@ def plan_kills(
             t = at
         t += rng.uniform(0.5, 1.5) * timing.kill_every_s
     return sorted(_leader_kills(events, timing.leader_every), key=lambda e: (e.at_s, e.action is Action.KILL))
+
+
+def scm_outages(duration_s: float, kills: int, partitions: int) -> list[tuple[float, str]]:
+    """(time, "scm" or SCM_PARTITION) of each SCM outage: n of them duration_s / (2 * n) apart, the last at
+    two thirds of the run, kills and partitions alternating (the surplus of either last)."""
+    n = kills + partitions
+    both = min(kills, partitions)
+    names = ["scm", SCM_PARTITION] * both + ["scm"] * (kills - both) + [SCM_PARTITION] * (partitions - both)
+    return [(duration_s * (1 / 6 + (k + 1) / (2 * n)), name) for k, name in enumerate(names)]
 
 
 def _leader_kills(events: list[Event], every: int) -> list[Event]:
@@ -152,7 +173,8 @@ def max_datanodes_down(events: list[Event]) -> int:
 @dataclass(frozen=True, slots=True)
 class Conditions:
     """What the cluster looked like while one write ran: the fewest datanodes running, and whether OM or
-    SCM was down at any point of it."""
+    SCM was down at any point of it (with HA: the leader killed or partitioned, om1 or scm2 as the names
+    go)."""
 
     min_datanodes_up: int
     om_down: bool
@@ -173,4 +195,8 @@ def conditions(events: list[Event], datanodes: int, start: float, end: float) ->
             seen.append(set(down))
     seen = seen or [down]
     datanodes_down = max(sum(1 for n in s if n.startswith("dn")) for s in seen)
-    return Conditions(datanodes - datanodes_down, any("om" in s for s in seen), any("scm" in s for s in seen))
+    return Conditions(
+        datanodes - datanodes_down,
+        any(n.startswith("om") for s in seen for n in s),
+        any(n.startswith("scm") for s in seen for n in s),
+    )

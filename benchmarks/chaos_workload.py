@@ -31,6 +31,9 @@ class Workload(Protocol):
 
     def read(self, key: str) -> bytes: ...
 
+    def block_ids(self, key: str) -> list[tuple[int, int]]:
+        """(container, local id) of each block of the key, as OM's key locations name them."""
+
     def close(self) -> None: ...
 
 
@@ -84,6 +87,10 @@ class KeyWorkload:
                 return await stream.read(-1)
 
         return self._client.run(asyncio.wait_for(read_all(), self._timeout_s))
+
+    def block_ids(self, key: str) -> list[tuple[int, int]]:
+        info = self._client.key_info(self._volume, self._bucket, key)
+        return [(location.container_id, location.local_id) for location in info.locations]
 
     def close(self) -> None:
         self._client.close()

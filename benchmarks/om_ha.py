@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,12 +301,18 @@ def kill_leader(state: ClusterState, writers: list[Writer], settle_s: float) -> 
     return Kill(leader, successor, elected_s or ready_s, applied_s or ready_s, ready_s, gaps)
 
 
-def restart(state: ClusterState, node: str, commit_index: int) -> None:
-    """Starts a killed OM again and waits until it applied what the service had committed by then."""
+def restart(
+    state: ClusterState,
+    node: str,
+    commit_index: int,
+    members: Callable[[ClusterState], dict[str, int]] = _oms,
+) -> None:
+    """Starts a killed OM (or, with `members` the SCMs', an SCM) again and waits until it applied what the
+    service had committed by then."""
     supervisor.start(state, node)
 
     def caught_up() -> bool:
-        view = raft_view(_oms(state)[node])
+        view = raft_view(members(state)[node])
         return bool(view and view.get("appliedIndex", -1) >= commit_index)
 
     _wait(f"{node} caught up", 120, caught_up)

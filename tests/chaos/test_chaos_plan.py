@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
 
 from benchmarks.chaos_plan import (
     LEADER,
+    SCM_PARTITION,
     Action,
     Conditions,
     Event,
@@ -17,6 +19,7 @@ from benchmarks.chaos_plan import (
     is_leader_kill,
     max_datanodes_down,
     plan_kills,
+    scm_outages,
 )
 
 DATANODES = [f"dn{i}" for i in range(1, 6)]
@@ -140,3 +143,37 @@ def test_the_groups_a_datanode_leads_are_read_from_its_prom() -> None:
     whose ratis_server_role is LEADER here."""
     assert groups_led(PROM) == ["group-AAAAAAAAAAAA"]
     assert groups_led("") == []
+
+
+def test_scm_outages_alternate_kills_and_partitions_the_last_at_two_thirds() -> None:
+    assert scm_outages(120, 1, 0) == [(80, "scm")]
+    outages = scm_outages(600, 3, 2)
+    assert [name for _, name in outages] == ["scm", SCM_PARTITION, "scm", SCM_PARTITION, "scm"]
+    times = [at for at, _ in outages]
+    assert times[-1] == pytest.approx(400)
+    assert all(b - a == pytest.approx(60) for a, b in itertools.pairwise(times))  # 600 / (2 * 5)
+    assert [name for _, name in scm_outages(600, 1, 3)] == [
+        "scm",
+        SCM_PARTITION,
+        SCM_PARTITION,
+        SCM_PARTITION,
+    ]
+
+
+def test_scm_kills_and_partitions_each_end_before_the_next() -> None:
+    plan = plan_kills(300, DATANODES, 2, random.Random(3), scm_kills=2, scm_partitions=2)
+    scm = [e for e in plan if e.daemon in ("scm", SCM_PARTITION)]
+    assert [(e.action, e.daemon) for e in scm] == [
+        (action, name)
+        for name in ("scm", SCM_PARTITION, "scm", SCM_PARTITION)
+        for action in (Action.KILL, Action.START)
+    ]
+
+
+def test_an_ha_service_member_or_a_paused_leader_counts_as_its_service_down() -> None:
+    events = [Event(10, Action.KILL, "scm2"), Event(20, Action.START, "scm2"), Event(30, Action.KILL, "om3")]
+    assert conditions(events, 5, 12, 15) == Conditions(5, om_down=False, scm_down=True)
+    assert conditions(events, 5, 21, 25) == Conditions(5, om_down=False, scm_down=False)
+    assert conditions(events, 5, 25, 35) == Conditions(5, om_down=True, scm_down=False)
+    paused = [Event(10, Action.KILL, SCM_PARTITION)]
+    assert conditions(paused, 5, 12, 15).scm_down
