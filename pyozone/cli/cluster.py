@@ -289,21 +289,8 @@ def run_up(args: argparse.Namespace) -> int:
             _bootstrap_scms(state, args.timeout)
         for daemon in state.daemons:
             supervisor.start(state, daemon.name)
-        for daemon in scms:
-            port = daemon.ports["http"]
-            wait_until(
-                lambda port=port: scm_ready(port, tls=https),
-                args.timeout,
-                f"{daemon.name} readiness" if _scm_ha(state) else "SCM readiness",
-                _check_alive(state),
-            )
-        if _scm_ha(state):
-            wait_until(
-                lambda: _scm_leader(state, https) is not None,
-                args.timeout,
-                f"a leader of {SCM_SERVICE_ID}",
-                _check_alive(state),
-            )
+        scm_service = SCM_SERVICE_ID if _scm_ha(state) else None
+        _wait_for_service(state, scms, scm_ready, _scm_leader, scm_service, args.timeout, https)
         with _admin(state, tls) as admin:
             try:
                 wait_until(
@@ -314,21 +301,8 @@ def run_up(args: argparse.Namespace) -> int:
                 )
             except TimeoutError as e:
                 raise TimeoutError(f"{e}{_space_hint(state, admin)}") from None
-        for daemon in oms:
-            port = daemon.ports["http"]
-            wait_until(
-                lambda port=port: om_ready(port, tls=https),
-                args.timeout,
-                f"{daemon.name} readiness" if _om_ha(state) else "OM readiness",
-                _check_alive(state),
-            )
-        if _om_ha(state):
-            wait_until(
-                lambda: _om_leader(state, https) is not None,
-                args.timeout,
-                f"a leader of {OM_SERVICE_ID}",
-                _check_alive(state),
-            )
+        om_service = OM_SERVICE_ID if _om_ha(state) else None
+        _wait_for_service(state, oms, om_ready, _om_leader, om_service, args.timeout, https)
         if state.has("s3g"):
             admin_port = state.daemon("s3g").ports["admin"]
             wait_until(
@@ -436,6 +410,31 @@ def _bootstrap_scms(state: ClusterState, timeout_s: float) -> None:
         failed = [why for why in pool.map(bootstrap, others) if why is not None]
     if failed:
         raise CLIError("; ".join(failed))
+
+
+def _wait_for_service(
+    state: ClusterState,
+    daemons: list[Daemon],
+    ready: Callable[..., bool],
+    leader: Callable[[ClusterState, ssl.SSLContext | None], str | None],
+    service: str | None,
+    timeout_s: float,
+    https: ssl.SSLContext | None,
+) -> None:
+    """Each daemon of the lone daemon or HA service (`service`, its id) ready on its web port, then a
+    service's leader elected."""
+    for daemon in daemons:
+        port = daemon.ports["http"]
+        wait_until(
+            lambda port=port: ready(port, tls=https),
+            timeout_s,
+            f"{daemon.name} readiness" if service is not None else f"{daemon.name.upper()} readiness",
+            _check_alive(state),
+        )
+    if service is not None:
+        wait_until(
+            lambda: leader(state, https) is not None, timeout_s, f"a leader of {service}", _check_alive(state)
+        )
 
 
 def _check_alive(state: ClusterState, daemons: list[Daemon] | None = None) -> Callable[[], None]:
