@@ -145,15 +145,25 @@ class ScmEndpoint:
         await self._channel.close()
 
 
+async def ask_version(endpoint: ScmEndpoint) -> VersionResponse | None:
+    """One getVersion: SCM's cluster id and layout, None when SCM did not answer or sent what cannot be
+    read."""
+    proto = await endpoint.call("getVersion", version_request_to_proto())
+    if proto is None:
+        return None
+    try:
+        return version_response_from_proto(proto)
+    except ProtocolError as e:
+        log.error("SCM at %s sent an unreadable version response: %s", endpoint.address, e)
+        return None
+
+
 async def fetch_version(endpoint: ScmEndpoint, stop: asyncio.Event) -> VersionResponse | None:
     """SCM's cluster id and layout, waiting for SCM as long as it takes; None once `stop` is set."""
     while not stop.is_set():
-        proto = await endpoint.call("getVersion", version_request_to_proto())
-        if proto is not None:
-            try:
-                return version_response_from_proto(proto)
-            except ProtocolError as e:
-                log.error("SCM at %s sent an unreadable version response: %s", endpoint.address, e)
+        version = await ask_version(endpoint)
+        if version is not None:
+            return version
         await wait_or_stop(stop, endpoint.retry_delay())
     return None
 
@@ -220,13 +230,8 @@ class HeartbeatLoop:
     # ------------------------------------------------------------------ registration
     async def _check_version(self) -> bool:
         """getVersion: an SCM answering for another cluster is fatal (Ozone's VersionEndpointTask)."""
-        proto = await self.endpoint.call("getVersion", version_request_to_proto())
-        if proto is None:
-            return False
-        try:
-            version = version_response_from_proto(proto)
-        except ProtocolError as e:
-            log.error("SCM at %s sent an unreadable version response: %s", self.endpoint.address, e)
+        version = await ask_version(self.endpoint)
+        if version is None:
             return False
         if version.cluster_id != self.cluster_id:
             raise DatanodeError(
