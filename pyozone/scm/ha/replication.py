@@ -121,6 +121,7 @@ class ScmReplication:
         self.context.set_leader_ready()
         self.scm.nodes.adopt_operational_state_records()
         self.scm.pipelines.resend_create_commands()
+        self.scm.container_reports.drop_early_replicas()
         self.scm.container_reports.reconcile()
         self.scm.safe_mode.reinitialize()
         log.info("SCM is the ready leader of term %d", term)
