@@ -28,7 +28,8 @@ After every event the invariants of the design hold:
    transaction ids (a step-down's undo, a follower's record listeners, an installed checkpoint);
 8. no replication storm: no more replication commands are sent than a lone SCM would send plus those in
    flight at a failover. Checked per command: a ReplicateContainerCommand or ReconstructECContainersCommand
-   for container C leaves the ready leader L only while C lacks a copy counting (a) the copies that exist
+   for container C that the ready leader L sends was queued (the Replication Manager's decision) only while
+   C lacked a copy counting (a) the copies that exist
    (the simulated datanodes' replicas, not L's view: healthy for C's record, on live in-service datanodes
    registered with L since they started, that L does not hold DEAD, HEALTHY if L has not heard the copy's
    latest state) and (b) the pushes of C running on live sources L holds HEALTHY, to live targets L holds
@@ -130,6 +131,8 @@ class Checker(ScmHaObserver):
         self.digest_at: dict[int, tuple[str, str]] = {}  # applied index -> (SCM, digest)
         self.counts: Counter[str] = Counter()
         self.led: tuple[str, int] | None = None  # the ready leader last seen, and its term
+        # id of a queued replication command -> (the command, what made it a storm then, or None)
+        self.storm_at_queue: dict[int, tuple[SCMCommand, str | None]] = {}
         self._container_codec = RecordCodec(ContainerInfo)
         self._pipeline_codec = RecordCodec(Pipeline)
         self._decoded: dict[bytes, ContainerInfo] = {}
@@ -269,10 +272,21 @@ class Checker(ScmHaObserver):
         node: SimDatanode,
         command: ReplicateContainerCommand | ReconstructECContainersCommand,
     ) -> None:
+        """A replication command sent: judged as it stood when the leader queued it (the Replication
+        Manager's decision; a copy that comes back before the datanode's heartbeat takes the command is
+        no storm, a lone SCM's queue keeps it too)."""
         self.counts["replication commands sent"] += 1
+        queued, storm = self.storm_at_queue.pop(id(command), (None, None))
+        if queued is command and storm is not None:
+            self.fail(cluster, f"replication storm: {scm.name} sent to {node.uuid} {storm}")
+
+    def _storm(self, cluster: SimHaCluster, scm: SimScm, command: SCMCommand) -> str | None:
+        """What makes a replication command the leader queues now a storm, or None."""
+        if not isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+            return None
         info = scm.core.containers.find(command.container_id)
         if info is None:
-            return  # (4) judged it
+            return None  # (4) judges it
         copies = _copies(cluster, scm, info)
         required = info.replication_config.required_nodes
         if info.replication_config.type is ReplicationType.EC:
@@ -282,13 +296,13 @@ class Checker(ScmHaObserver):
         if full and info.state is LifeCycleState.QUASI_CLOSED:
             per_origin = Counter(c.origin_node_id for c in copies.values())
             full = min(per_origin.values()) >= SINGLE_ORIGIN_COPIES
-        if full:
-            self.fail(
-                cluster,
-                f"replication storm: {scm.name} (term {scm.core.context.known_term}) sent {command} to "
-                f"{node.uuid} while container {info.container_id} ({info.state.name}) has {required} copies "
-                f"counting those in flight: {sorted(copies)}",
-            )
+        if not full:
+            return None
+        return (
+            f"{command}, queued in term {scm.core.context.known_term} at t={cluster.clock.now_ms()} ms while "
+            f"container {info.container_id} ({info.state.name}) had {required} copies counting those in "
+            f"flight: {sorted(copies)}"
+        )
 
     def _failover(self, cluster: SimHaCluster) -> None:
         """Counts each new ready leader and the replications in flight on live datanodes then."""
@@ -318,6 +332,8 @@ class Checker(ScmHaObserver):
 
         def queued(dn: DatanodeID, command: SCMCommand) -> None:
             self.queued_at[id(command)] = core.store.epoch  # what the leader had staged when it was queued
+            if isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+                self.storm_at_queue[id(command)] = (command, self._storm(cluster, scm, command))
             add(dn, command)
 
         queue.add = queued  # type: ignore[method-assign]
