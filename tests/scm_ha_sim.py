@@ -4,7 +4,8 @@ Each seed draws a cluster (6-9 datanodes, a sequence id batch size, message loss
 minutes, block writes (three owners, RATIS/THREE and RATIS/ONE) and block deletes (OM's deleteScmKeyBlocks)
 to the ready leader beside faults: the leader killed (most often) or another SCM, restarts, the leader
 isolated from the other SCMs (not from the datanodes), random partitions of the SCMs, datanode kills and
-restarts. Then every fault heals. After every event the invariants of the design hold:
+restarts, and the leader killed or isolated while replications it sent run. Then every fault heals.
+After every event the invariants of the design hold:
 
 1. no local id or delete transaction id is acknowledged twice, an acknowledged delete transaction
    committed with the blocks it was asked for, and a committed container or delete-transaction id names
@@ -24,7 +25,30 @@ restarts. Then every fault heals. After every event the invariants of the design
    container and pipeline rules' totals those of its records then, and each rule holding on them;
 7. every live SCM's memory equals its records (the leader's through its overlay): each container's state
    and pipeline, each pipeline's state and members, the OPEN containers of each pipeline, the delete
-   transaction ids (a step-down's undo, a follower's record listeners, an installed checkpoint).
+   transaction ids (a step-down's undo, a follower's record listeners, an installed checkpoint);
+8. no replication storm: no more replication commands are sent than a lone SCM would send plus those in
+   flight at a failover. Checked per command: a ReplicateContainerCommand or ReconstructECContainersCommand
+   for container C that the ready leader L sends was queued (the Replication Manager's decision) only while
+   C lacked a copy counting (a) the copies that exist
+   (the simulated datanodes' replicas, not L's view: healthy for C's record, on live in-service datanodes
+   registered with L since they started, that L does not hold DEAD, HEALTHY if L has not heard the copy's
+   latest state) and (b) the pushes of C running on live sources L holds HEALTHY, to live targets L holds
+   HEALTHY, before their deadline (`_copies`). Sound: every copy counted is one a lone SCM in L's place
+   counts, (a) from its replica map (the same reports reach every SCM; a report on its way is covered by
+   the pending ADD of the command that made the copy) and (b) from its pending ADDs (a push running lives
+   in its table until done or past its deadline), and a lone SCM replicates a Ratis container only short
+   of its replication factor (one rack: never mis-replicated), an EC one only short of an index, and a
+   QUASI_CLOSED stuck one only for an origin short of copies (`SINGLE_ORIGIN_COPIES`, the most any origin
+   is kept at, bounds it). What it tolerates: a queued push of an older term, which the datanode refuses
+   once it heard the newer one (so L must send it again: the allowance "in flight at the failover"), and
+   a push from a source L cannot hear (its completion cannot reach L). A new leader meets it by waiting
+   hdds.scm.wait.time.after.safemode.exit from becoming ready (10 s here, over three heartbeat intervals:
+   by then every push of an older term finished and was reported, or was refused) before its Replication
+   Manager acts (`StorageContainerManager.services_ready`, Ozone's lastTimeToBeReadyInMillis), and by a
+   follower recording the replicas it heard of before their container's record (`ContainerReportHandler`).
+   Each seed counts the replication commands sent and those in flight at failovers (queued or running on
+   live datanodes when a new ready leader appears); the run fails over the leader just after replication
+   commands went out, half of the time they are still in flight.
 
 Replay a seed: `python -m tests.scm_ha_sim --seed 17 --trace`; many: `python -m tests.scm_ha_sim --seeds 200`.
 """
@@ -51,17 +75,20 @@ from pyozone.hdds.commands import (
     ReplicateContainerCommand,
     SCMCommand,
 )
-from pyozone.hdds.container import ContainerInfo
+from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, DatanodeID
+from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.safemode_status import SafeModeStatus
-from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicationType
+from pyozone.hdds.states import LifeCycleState, NodeOperationalState, PipelineState, ReplicationType
 from pyozone.hdds.store.codec import IntKeyCodec, RecordCodec, StrKeyCodec
 from pyozone.protocol.scm_ratis import entry_from_bytes
 from pyozone.ratis.messages import EntryKind, LogEntry
 from pyozone.scm.events import SCMEvent
+from pyozone.scm.replication.qc_stuck_count import SINGLE_ORIGIN_COPIES
+from pyozone.scm.replication.replica_match import is_unhealthy
 from pyozone.scm.safemode.container_rules import AbstractContainerSafeModeRule
 from pyozone.scm.safemode.pipeline_rules import HealthyPipelineSafeModeRule, OneReplicaPipelineSafeModeRule
 from pyozone.scm.scm import StorageContainerManager
@@ -103,6 +130,9 @@ class Checker(ScmHaObserver):
         self.queued_at: dict[int, int] = {}  # id of a queued command -> the leader's store epoch then
         self.digest_at: dict[int, tuple[str, str]] = {}  # applied index -> (SCM, digest)
         self.counts: Counter[str] = Counter()
+        self.led: tuple[str, int] | None = None  # the ready leader last seen, and its term
+        # id of a queued replication command -> (the command, what made it a storm then, or None)
+        self.storm_at_queue: dict[int, tuple[SCMCommand, str | None]] = {}
         self._container_codec = RecordCodec(ContainerInfo)
         self._pipeline_codec = RecordCodec(Pipeline)
         self._decoded: dict[bytes, ContainerInfo] = {}
@@ -194,6 +224,8 @@ class Checker(ScmHaObserver):
                     cluster, f"{scm.name} sent {command} queued at epoch {epoch} before that epoch applied"
                 )
             self._check_command(cluster, scm, committed, command, context.known_term)
+            if isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+                self._check_no_storm(cluster, scm, node, command)
         self.counts["commands sent"] += len(commands)
 
     def _check_command(
@@ -232,6 +264,61 @@ class Checker(ScmHaObserver):
             if view is not None and view.state in deleting and (info is None or info.state not in deleting):
                 self.fail(cluster, f"{scm.name} sent {command} before its DELETING record committed: {info}")
 
+    # ---- (8) no replication storm
+    def _check_no_storm(
+        self,
+        cluster: SimHaCluster,
+        scm: SimScm,
+        node: SimDatanode,
+        command: ReplicateContainerCommand | ReconstructECContainersCommand,
+    ) -> None:
+        """A replication command sent: judged as it stood when the leader queued it (the Replication
+        Manager's decision; a copy that comes back before the datanode's heartbeat takes the command is
+        no storm, a lone SCM's queue keeps it too)."""
+        self.counts["replication commands sent"] += 1
+        queued, storm = self.storm_at_queue.pop(id(command), (None, None))
+        if queued is command and storm is not None:
+            self.fail(cluster, f"replication storm: {scm.name} sent to {node.uuid} {storm}")
+
+    def _storm(self, cluster: SimHaCluster, scm: SimScm, command: SCMCommand) -> str | None:
+        """What makes a replication command the leader queues now a storm, or None."""
+        if not isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+            return None
+        info = scm.core.containers.find(command.container_id)
+        if info is None:
+            return None  # (4) judges it
+        copies = _copies(cluster, scm, info)
+        required = info.replication_config.required_nodes
+        if info.replication_config.type is ReplicationType.EC:
+            full = {c.replica_index for c in copies.values()} >= set(range(1, required + 1))
+        else:
+            full = len(copies) >= required
+        if full and info.state is LifeCycleState.QUASI_CLOSED:
+            per_origin = Counter(c.origin_node_id for c in copies.values())
+            full = min(per_origin.values()) >= SINGLE_ORIGIN_COPIES
+        if not full:
+            return None
+        return (
+            f"{command}, queued in term {scm.core.context.known_term} at t={cluster.clock.now_ms()} ms while "
+            f"container {info.container_id} ({info.state.name}) had {required} copies counting those in "
+            f"flight: {sorted(copies)}"
+        )
+
+    def _failover(self, cluster: SimHaCluster) -> None:
+        """Counts each new ready leader and the replications in flight on live datanodes then."""
+        leader = cluster.leader()
+        if leader is None:
+            return
+        led = (leader.name, leader.core.context.known_term)
+        if led == self.led:
+            return
+        if self.led is not None:
+            self.counts["failovers"] += 1
+            self.counts["replication commands in flight at failovers"] += sum(
+                len(n.replications()) for n in cluster.datanodes.values() if n.alive
+            )
+        self.led = led
+
     def received(self, cluster: SimHaCluster, node: SimDatanode, stale: int, dropped: int) -> None:
         if dropped < stale:
             self.fail(cluster, f"datanode {node.uuid} executed a command older than a term it observed")
@@ -245,6 +332,8 @@ class Checker(ScmHaObserver):
 
         def queued(dn: DatanodeID, command: SCMCommand) -> None:
             self.queued_at[id(command)] = core.store.epoch  # what the leader had staged when it was queued
+            if isinstance(command, ReplicateContainerCommand | ReconstructECContainersCommand):
+                self.storm_at_queue[id(command)] = (command, self._storm(cluster, scm, command))
             add(dn, command)
 
         queue.add = queued  # type: ignore[method-assign]
@@ -304,8 +393,12 @@ class Checker(ScmHaObserver):
         memory_p = {p.id: (p.state, tuple(p.nodes)) for p in core.pipelines.pipelines()}
         if records_p != memory_p:
             problems.append(f"pipelines (record, memory): {_diff(records_p, memory_p)}")
+        open_in: dict[str, set[int]] = {}
+        for cid, (state, p) in memory.items():
+            if state is LifeCycleState.OPEN and p is not None:
+                open_in.setdefault(p, set()).add(cid)
         for pid in memory_p:
-            derived = {cid for cid, (state, p) in memory.items() if p == pid and state is LifeCycleState.OPEN}
+            derived = open_in.get(pid, set())
             if set(core.pipelines.containers(pid)) != derived:
                 problems.append(
                     f"pipeline {pid} holds {sorted(core.pipelines.containers(pid))}, OPEN {sorted(derived)}"
@@ -323,6 +416,7 @@ class Checker(ScmHaObserver):
 
     # ---- (2), (7) after every event
     def after_event(self, cluster: SimHaCluster) -> None:
+        self._failover(cluster)
         for scm in cluster.scms.values():
             if not scm.alive:
                 continue
@@ -345,6 +439,62 @@ def _diff(records: dict, memory: dict) -> dict:
     }
 
 
+def _copies(cluster: SimHaCluster, scm: SimScm, info: ContainerInfo) -> dict[str, ContainerReplicaReport]:
+    """Invariant 8's copies of a container, by datanode, as the sending SCM could know them: (a) healthy
+    copies on live in-service datanodes registered with it since they started, that it does not hold
+    DEAD (HEALTHY if it has not heard the copy's latest state yet: the report is on its way), and (b) the
+    targets of pushes running on live, reachable sources it holds HEALTHY, to live targets it holds
+    HEALTHY, before their deadline: what a lone SCM's pending ADDs would cover."""
+    cid, nodes = info.container_id, scm.core.nodes
+
+    def held(dn: str, healthy: bool) -> bool:
+        known = nodes.get(dn)
+        return known is not None and (known.status.is_healthy() if healthy else not known.status.is_dead())
+
+    def counts(dn: str, replica: ContainerReplicaReport | None) -> bool:
+        node = cluster.datanodes[dn]
+        return (
+            replica is not None
+            and node.alive
+            and node.op_state is NodeOperationalState.IN_SERVICE
+            and cluster.registered(dn, scm.name)
+            and not is_unhealthy(info, _as_replica(dn, replica))
+        )
+
+    copies = {
+        dn: replica
+        for dn, node in cluster.datanodes.items()
+        if counts(dn, replica := node.replicas.get(cid))
+        and held(dn, healthy=cluster.owes_report(dn, scm.name, cid))
+    }
+    now = cluster.clock.wall_ms()
+    for dn, node in cluster.datanodes.items():
+        source = node.replicas.get(cid)
+        if node.paused or node.partitioned or not counts(dn, source) or not held(dn, healthy=True):
+            continue
+        for push in node.replications_running:
+            if not isinstance(push, ReplicateContainerCommand) or push.container_id != cid:
+                continue
+            target = push.target and push.target.uuid
+            if (
+                target in cluster.datanodes
+                and target not in copies
+                and now < push.deadline_epoch_ms
+                and cluster.datanodes[target].alive
+                and cluster.datanodes[target].op_state is NodeOperationalState.IN_SERVICE
+                and held(target, healthy=True)
+            ):
+                copies[target] = source
+    return copies
+
+
+def _as_replica(dn: str, report: ContainerReplicaReport) -> ContainerReplica:
+    return ContainerReplica(
+        report.container_id, dn, report.state, report.origin_node_id, report.sequence_id,
+        replica_index=report.replica_index,
+    )  # fmt: skip
+
+
 def _blocks(value: bytes) -> tuple[int, tuple[int, ...]]:
     """A deletedBlocks record's container and blocks (its retry count is no part of its identity)."""
     tx = _TX_CODEC.decode(value)
@@ -358,14 +508,17 @@ CONF = {
     "hdds.heartbeat.interval": "3s",
     "ozone.scm.container.size": "10MB",
     "ozone.scm.block.size": "1MB",
-    "hdds.scm.wait.time.after.safemode.exit": "0s",
+    # a new leader's services wait this long after it became ready (invariant 8): more than three heartbeat
+    # intervals, by when every push of an older term has finished and been reported, or been refused
+    "hdds.scm.wait.time.after.safemode.exit": "10s",
     "ozone.scm.stale.node.interval": "30s",
     "ozone.scm.dead.node.interval": "60s",
     "ozone.scm.close.container.wait.duration": "10s",
     "ozone.scm.pipeline.creation.interval": "10s",
     "hdds.scm.replication.thread.interval": "30s",
-    # A follower drops the ICR of a container whose record it has not applied yet (the datanode wrote the
-    # block once the leader applied it): a later leader learns that replica from the next full report.
+    # A follower not yet caught up (not state-machine ready) drops the ICRs it takes; a later leader learns
+    # those replicas from the next full report (a caught-up follower holds a report that comes before its
+    # container's record and records the replica when the record applies).
     "hdds.container.report.interval": "5m",
 }
 
@@ -385,6 +538,7 @@ class Run:
             self.rng.randint(6, 9), conf=OzoneConfiguration(conf), seed=seed, observer=self.checker
         )
         self.deleted: set[BlockID] = set()  # blocks asked to be deleted (answered or not)
+        self.replications_seen = 0
         self.cluster.loss = self.rng.choice([0.0, 0.0, 0.05, 0.2])
         self.cluster.max_delay_ms = self.rng.choice([20, 100, 300])
 
@@ -431,7 +585,7 @@ class Run:
                 "kill-dn",
                 "restart-dn",
             ],
-            weights=[4, 1, 4, 2, 1, 3, 1, 2],
+            weights=[4, 1, 4, 2, 1, 3, 2, 2],
         )[0]
         if what == "kill-leader" and leader is not None:
             c.kill_scm(leader.name)
@@ -456,6 +610,23 @@ class Run:
             return
         self.log(f"{what} (leader {leader and leader.name})")
 
+    def replicating(self) -> bool:
+        """The leader sent replication commands since the last step, and a live datanode still runs or
+        queues one: a failover now tests invariant 8 (pushes finish within a heartbeat or two)."""
+        sent = self.checker.counts["replication commands sent"]
+        fresh, self.replications_seen = sent > self.replications_seen, sent
+        return fresh and any(node.alive and node.replications() for node in self.cluster.datanodes.values())
+
+    def fail_over_mid_replication(self) -> None:
+        leader = self.cluster.leader()
+        if leader is None:
+            return
+        if self.rng.random() < 0.5:
+            self.cluster.kill_scm(leader.name)
+        else:
+            self.cluster.isolate_scm(leader.name)
+        self.log(f"failover-mid-replication (leader {leader.name})")
+
     def run(self) -> None:
         c, rng = self.cluster, self.rng
         if not c.run_until(lambda: c.leader() is not None and not c.scm.safe_mode.in_safe_mode(), WARMUP_MS):
@@ -468,6 +639,8 @@ class Run:
                 self.delete()
             if rng.random() < 0.08:
                 self.fault()
+            elif self.replicating() and rng.random() < 0.5:
+                self.fail_over_mid_replication()
             c.advance(rng.randint(100, 1500))
         # the faults stop
         c.loss, c.max_delay_ms = 0.0, 20

@@ -20,6 +20,7 @@ from pyozone.hdds.store import StoreError
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
+from pyozone.sim.failover import FailoverWatch
 from pyozone.sim.populate import PlaceAtSafeModeExit
 from pyozone.sim.scm_ha import SimHaCluster
 from pyozone.sim.status import HEADER, cluster_status, format_row
@@ -173,10 +174,12 @@ def run(args: argparse.Namespace) -> int:
         state_file = Path(args.data_dir) / SIM_STATE_FILE
         restored = _load_datanodes(state_file, store)
     if args.scm_ha:
-        ha = SimHaCluster(args.datanodes, conf=conf, seed=args.seed, racks=args.racks)
+        watch = FailoverWatch()
+        ha = SimHaCluster(args.datanodes, conf=conf, seed=args.seed, racks=args.racks, observer=watch)
         if not args.json:
             print(HEADER)
-        _run_minutes(ha, args, faults + _scm_faults(args), lambda: None)
+        _run_minutes(ha, args, faults + _scm_faults(args), lambda: None, watch)
+        print(json.dumps(watch.summary()) if args.json else watch.summary_text())
         return 0
     try:
         cluster = SimCluster(
@@ -215,8 +218,10 @@ def _scm_faults(args: argparse.Namespace) -> list[Fault]:
     return faults
 
 
-def _scm_fault(cluster: SimHaCluster, action: str) -> str:
+def _scm_fault(cluster: SimHaCluster, action: str, watch: FailoverWatch | None) -> str:
     leader = cluster.leader()
+    if watch is not None and action in ("kill_scm_leader", "isolate_scm_leader"):
+        watch.fault(cluster.clock.now_ms())
     if action == "kill_scm_leader" and leader is not None:
         cluster.kill_scm(leader.name)
     elif action == "isolate_scm_leader" and leader is not None:
@@ -231,8 +236,15 @@ def _scm_fault(cluster: SimHaCluster, action: str) -> str:
     )
 
 
-def _run_minutes(cluster: SimCluster, args: argparse.Namespace, faults: list[Fault], place) -> None:
-    """The rows of the run, one every --every virtual minutes, with the faults at their minutes."""
+def _run_minutes(
+    cluster: SimCluster,
+    args: argparse.Namespace,
+    faults: list[Fault],
+    place,
+    watch: FailoverWatch | None = None,
+) -> None:
+    """The rows of the run, one every --every virtual minutes, with the faults at their minutes (and, with
+    SCM HA, each new ready leader)."""
     nodes = list(cluster.datanodes)
     faults = sorted(faults, key=lambda f: f.minute)
     step_ms, end_ms = int(args.every * 60_000), int(args.minutes * 60_000)
@@ -241,8 +253,9 @@ def _run_minutes(cluster: SimCluster, args: argparse.Namespace, faults: list[Fau
         while faults and faults[0].minute * 60_000 <= target:
             fault = faults.pop(0)
             cluster.advance(max(0, int(fault.minute * 60_000) - cluster.clock.now_ms()))
+            _tell(watch, args.json)
             if isinstance(cluster, SimHaCluster) and fault.node == 0:
-                told = _scm_fault(cluster, fault.action)
+                told = _scm_fault(cluster, fault.action, watch)
                 if not args.json:
                     print(told)
                 continue
@@ -250,9 +263,15 @@ def _run_minutes(cluster: SimCluster, args: argparse.Namespace, faults: list[Fau
             if not args.json:
                 print(f"-- {fault.action} datanode {fault.node} at minute {fault.minute:g}")
         cluster.advance(target - cluster.clock.now_ms())
+        _tell(watch, args.json)
         place()
         status = cluster_status(cluster.scm, cluster.clock.now_ms())
         print(json.dumps(status.to_dict()) if args.json else format_row(status))
+
+
+def _tell(watch: FailoverWatch | None, as_json: bool) -> None:
+    for takeover in watch.news() if watch is not None else ():
+        print(json.dumps(takeover.to_dict()) if as_json else takeover.text())
 
 
 def _placed(as_json: bool) -> Callable[[int, float, float], None]:

@@ -161,6 +161,7 @@ class StorageContainerManager:
             self.containers,
             self.context.state_machine_ready if self.context.ha else None,
         )
+        self.leader_ready_at_ms = clock.now_ms()  # when this SCM last became the ready leader
         self.context.add_ready_listener(self._state_machine_ready)
         self.events.add_handler(SCMEvent.PRE_CHECK_COMPLETED, lambda _: self.creator.trigger())
         self.tasks = self._periodic_tasks()
@@ -170,6 +171,8 @@ class StorageContainerManager:
         """HA: this SCM's records are the service's (a follower caught up, the leader ready): safe mode's
         rules re-read them before the StateMachineReadyRule may let safe mode exit (Ozone's
         SCMStateMachine.tryStartDNServerAndRefreshSafeMode)."""
+        if self.context.is_leader_ready():
+            self.leader_ready_at_ms = self.clock.now_ms()
         self.safe_mode.reinitialize()
         self.events.fire(SCMEvent.STATEMACHINE_READY, True)
 
@@ -220,12 +223,18 @@ class StorageContainerManager:
         ]
 
     def services_ready(self) -> bool:
-        """The ready leader, out of safe mode for hdds.scm.wait.time.after.safemode.exit (spec 9.4): the
-        Replication Manager, block deletion and the pipeline scrubber run only then."""
+        """The ready leader, out of safe mode, both for hdds.scm.wait.time.after.safemode.exit (spec 9.4):
+        the Replication Manager, block deletion and the pipeline scrubber run only then. The wait counts
+        from the later of safe mode's exit and this SCM becoming the ready leader, as Ozone's services
+        count it from their last PAUSING to RUNNING (ReplicationManager.notifyStatusChanged,
+        lastTimeToBeReadyInMillis): a new leader, whose pending replica operations start empty, lets the
+        replications of the deposed leader's term finish and be reported before it repairs anything, or
+        it would copy again what is being copied (issue 31's replication storm)."""
         exited = self.safe_mode.exited_at_ms
         if not self.context.is_leader_ready() or exited is None or self.safe_mode.in_safe_mode():
             return False
-        return self.clock.now_ms() - exited >= self.conf.get("hdds.scm.wait.time.after.safemode.exit")
+        since = max(exited, self.leader_ready_at_ms)
+        return self.clock.now_ms() - since >= self.conf.get("hdds.scm.wait.time.after.safemode.exit")
 
     def _creator_running(self) -> bool:
         if not self.context.is_leader_ready():

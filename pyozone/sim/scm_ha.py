@@ -252,6 +252,22 @@ class SimHaCluster(SimCluster):
             scm.core.nodes.topology.map_name(dn, rack)
         self._raft_step(scm, [])
 
+    def restart(self, dn: str) -> None:
+        """A restarted datanode process registers with every SCM again (its SCM connections are new:
+        `datanode/scm_connections.py`, Ozone's SCMConnectionManager), each registration a full report."""
+        if not self.datanodes[dn].alive:
+            self._registered = {r for r in self._registered if r[0] != dn}
+        super().restart(dn)
+
+    def registered(self, dn: str, scm: str) -> bool:
+        """The datanode's process registered with the SCM since either last started."""
+        return (dn, scm) in self._registered
+
+    def owes_report(self, dn: str, scm: str, container_id: int) -> bool:
+        """The SCM has not heard the datanode's copy of the container as it stands: an ICR not sent yet,
+        or a full report owed to that SCM."""
+        return container_id in self.datanodes[dn].pending_icr or (dn, scm) in self._needs_full
+
     def isolate_scm(self, name: str) -> None:
         """Cut from the other SCMs (not from the datanodes)."""
         self.scm_side = {n: (1 if n == name else 0) for n in SCM_NAMES}
@@ -407,12 +423,13 @@ class SimHaCluster(SimCluster):
     def _heartbeat_one(self, node: SimDatanode, scm: SimScm, heartbeat: Heartbeat) -> None:
         key = (node.uuid, scm.name)
         if key not in self._registered:
+            # then it heartbeats at once, as a datanode's endpoint goes from REGISTER to HEARTBEAT: a
+            # re-registration is no heartbeat, and an SCM about to hold the node DEAD would drop the
+            # replicas it has just been told of
             scm.core.register(node.details, node.report, node.container_report(), node.pipeline_reports())
             self._registered.add(key)
             self._needs_full.discard(key)
-            self._raft_step(scm, [])
-            return
-        if key in self._needs_full:
+        elif key in self._needs_full:
             self._needs_full.discard(key)
             heartbeat = replace(
                 heartbeat,

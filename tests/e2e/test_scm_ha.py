@@ -4,7 +4,8 @@ datanodes, each its own process. Every datanode registers with every SCM; a foll
 block or close a pipeline refuses naming the leader (Ozone's ServerNotLeaderException); the leader killed
 with SIGKILL, writes through `pyozone sh` resume on the next leader, the admin tools fail over, no
 container id is handed out twice, and the killed SCM restarts and catches up from the log. A key written
-before the failover is not always readable through the next leader yet (the xfail names why)."""
+before the failover reads back through the next leader: a follower keeps the replica reports of a container
+whose record it has not applied yet (scm/container/report_handler.py), so the new leader knows them."""
 
 from __future__ import annotations
 
@@ -198,13 +199,6 @@ def test_the_leader_killed_writes_resume_on_the_next_and_no_container_id_is_hand
     wait_for(lambda: registered(cluster, killed) == 3, 60, f"3 HEALTHY datanodes on {killed}", interval_s=0.5)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a follower drops the ICR of a container whose record it has not applied yet (report_handler.py "
-    "process_incremental_report: 'in an ICR not found'); once it leads it knows no replica of that container "
-    "until the next full report (hdds.container.report.interval), so OM's read locations of a key written "
-    "there before the failover name no datanode",
-)
 def test_a_key_written_before_the_failover_reads_back_through_the_next_leader(
     started: tuple[LiveCluster, Result], tmp_path: Path
 ) -> None:

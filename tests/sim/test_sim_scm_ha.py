@@ -29,6 +29,18 @@ def test_failovers_keep_ids_unique_acknowledged_blocks_and_equal_tables(seed: in
     assert counts["blocks acknowledged"] > 0
 
 
+SLOW_SEEDS = range(20, 420)
+"""`pytest -m slow`: 400 more seeds, about 2.5 s each on a quiet core (15-20 minutes); `python -m
+tests.scm_ha_sim --seeds N --first F` runs any others."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW_SEEDS)
+def test_hundreds_more_seeds_hold_every_invariant(seed: int) -> None:
+    counts = run_seed(seed)
+    assert counts["blocks acknowledged"] > 0
+
+
 def test_the_seeds_reach_every_fault_and_failover() -> None:
     total: dict[str, int] = {}
     for seed in range(6):
@@ -172,20 +184,71 @@ def test_a_follower_restarted_behind_the_log_waits_for_replicas_of_what_it_caugh
     assert closed <= eligible and reported >= rule.cutoff * len(eligible)
 
 
+def _replicate_through_a_failover(wait: str, fail_over: bool = True) -> Checker:
+    """Invariant 8's case: a datanode dies holding dozens of containers; the leader's first replication
+    commands are running when it is killed; the new leader's Replication Manager is due the moment its
+    wait after becoming ready ends (the worst phase of its 30 s schedule)."""
+    checker = Checker(3)
+    conf = OzoneConfiguration({**CONF, "hdds.scm.wait.time.after.safemode.exit": wait})
+    c = SimHaCluster(6, conf=conf, seed=3, observer=checker)
+    assert c.run_until(lambda: c.leader() is not None and not c.scm.safe_mode.in_safe_mode(), 120_000)
+    _write(c, 400)
+    c.advance(60_000)
+    c.kill(next(iter(c.datanodes)))
+    assert c.run_until(lambda: checker.counts["replication commands sent"] > 0, 300_000, 200)
+    old = c.leader()
+    assert old is not None and any(n.replications() for n in c.datanodes.values())
+    if fail_over:
+        c.kill_scm(old.name)
+        assert c.run_until(lambda: c.leader() not in (None, old), 10_000, 20)
+        new = c.leader()
+        assert new is not None
+        for task in new.core.replication.tasks:
+            task.next_due_ms = new.core.leader_ready_at_ms + conf.get(
+                "hdds.scm.wait.time.after.safemode.exit"
+            )
+    c.advance(120_000)
+    return checker
+
+
+def test_a_new_leader_repairing_at_once_copies_again_what_is_being_copied() -> None:
+    """Without the wait its pending replica operations are empty while the deposed leader's pushes run."""
+    with pytest.raises(InvariantViolation, match="replication storm"):
+        _replicate_through_a_failover("0s")
+
+
+def test_a_new_leader_waiting_after_it_became_ready_sends_what_a_lone_scm_sends() -> None:
+    checker = _replicate_through_a_failover("10s")
+    assert checker.counts["failovers"] == 1 and checker.counts["replication commands in flight at failovers"]
+    lone = _replicate_through_a_failover("10s", fail_over=False)
+    assert checker.counts["replication commands sent"] == lone.counts["replication commands sent"]
+
+
 def test_the_cli_kills_and_cuts_off_the_scm_leader_and_a_new_one_takes_over(cli) -> None:
     result = cli(
         "sim", "--scm-ha", "--datanodes", "6", "--minutes", "6", "--kill-scm-leader", "2",
         "--partition-scm-leader", "4",
     )  # fmt: skip
     assert result.code == 0
-    told = [line for line in result.out.splitlines() if line.startswith("-- ")]
+    lines = result.out.splitlines()
+    takeovers = [line for line in lines if " is the ready leader of term " in line]
+    told = [line for line in lines if line.startswith("-- ") and line not in takeovers][:-1]
     assert [line.split(" at ")[0] for line in told] == [
         "-- kill scm leader", "-- restart scms", "-- isolate scm leader", "-- heal scms",
     ]  # fmt: skip
     killed, after = told[0].split("leader: ")[1], told[1].split("leader: ")[1]
     assert killed.split(",")[0] != after.split(",")[0]  # another SCM leads a later term
     assert _term(told[3]) > _term(told[2])
-    assert result.out.splitlines()[-1].split()[1] == "OUT_OF_SAFE_MODE"
+    # the operator reads each new leader, how long after the fault, and the run's failovers and commands
+    assert len(takeovers) == 2 and all(line.endswith(" s after the fault") for line in takeovers)
+    assert [line.split()[1] for line in takeovers] == [
+        after.split(",")[0],
+        told[3].split("leader: ")[1].split(",")[0],
+    ]
+    seconds = [float(line.split(", ")[-1].split()[0]) for line in takeovers]
+    assert all(0 < s < 2 * ELECTION_MS / 1000 + 0.4 for s in seconds)
+    assert lines[-1].startswith("-- SCM HA: 2 failovers, at most ") and "commands sent by scm" in lines[-1]
+    assert lines[-2].split()[1] == "OUT_OF_SAFE_MODE"
 
 
 def test_the_cli_refuses_scm_leader_faults_without_scm_ha(cli) -> None:

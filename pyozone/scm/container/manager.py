@@ -8,7 +8,7 @@ simulated SCM holds 100k+ containers and asks "which are OPEN on this pipeline" 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -56,6 +56,7 @@ class ContainerManager:
         self._sorted: dict[LifeCycleState | None, tuple[int, tuple[ContainerID, ...]]] = {}
         self._last_used: dict[tuple[str, PipelineID], ContainerID] = {}
         self._replicas = ContainerReplicaMap()
+        self._arrival_listeners: list[Callable[[ContainerID], None]] = []
         self._load()
 
     def _load(self) -> None:
@@ -130,6 +131,13 @@ class ContainerManager:
             pipeline = self._pipelines.find(info.pipeline_id)
             if pipeline is not None:
                 self._nodes.pending_containers.record(pipeline.nodes, container_id)
+        if old is None:
+            for listener in self._arrival_listeners:
+                listener(container_id)
+
+    def add_arrival_listener(self, listener: Callable[[ContainerID], None]) -> None:
+        """Called with a container's id when its record first arrives here from the leader's log."""
+        self._arrival_listeners.append(listener)
 
     def record_keys(self) -> list[bytes]:
         """The keys of the records in memory, as stored (`ScmReplication.reload_all`)."""

@@ -6,7 +6,11 @@ whole truth: containers SCM thought it held but it no longer reports lose that r
 
 Every SCM of an HA service processes every report; only the leader moves a container's state, marks
 it reported or sends a delete (a follower learns those from the leader's records), while replicas and
-stats update everywhere.
+stats update everywhere. A follower may hear of a replica before it applied the container's record (it
+lags the leader, the datanode does not): it holds the report and records it when the record arrives, or
+its replica map would lack that copy until the datanode's next full report, and, leading by then, it would
+replicate a container a lone SCM counts as whole (issue 31's replication storm; Ozone's follower drops such
+a report with a warning).
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ class ContainerReportHandler:
         self.unknown_container_action = UnknownContainerAction.parse(
             conf.get("hdds.scm.unknown-container.action")
         )
+        # a follower's replicas reported before their container's record arrived: id -> datanode -> report
+        self._early: dict[ContainerID, dict[DatanodeID, ContainerReplicaReport]] = {}
+        container_manager.add_arrival_listener(self._record_arrived)
 
     # ------------------------------------------------------------------ entry points
     def process_full_report(
@@ -83,6 +90,9 @@ class ContainerReportHandler:
             self._nodes.remove_container(dn, container_id)
             if self._containers.find(container_id) is not None:
                 self._containers.remove_replica(container_id, dn)
+        reported = {r.container_id for r in reports}
+        for container_id in [c for c, held in self._early.items() if dn in held and c not in reported]:
+            self._forget_early(container_id, dn)
         if from_registration:
             self.events.fire(SCMEvent.CONTAINER_REGISTRATION_REPORT, (dn, [r.container_id for r in reports]))
 
@@ -99,6 +109,7 @@ class ContainerReportHandler:
             info = self._containers.find(report.container_id)
             if info is None:
                 log.warning("Container %d reported by %s in an ICR not found", report.container_id, dn)
+                self._hold_early(dn, report)
             elif _valid(info, report):
                 self._process_safely(dn, info, report)
 
@@ -109,6 +120,40 @@ class ContainerReportHandler:
             self._delete_replica(dn, report, force=True, reason="CONTAINER_NOT_FOUND")
         else:
             log.error("CONTAINER_NOT_FOUND: container %d reported by %s", report.container_id, dn)
+            self._hold_early(dn, report)
+
+    # ------------------------------------------------------------------ a follower's early reports
+    def _hold_early(self, dn: DatanodeID, report: ContainerReplicaReport) -> None:
+        """A follower keeps the newest report of each datanode's replica until the record arrives."""
+        if self._nodes.context.is_leader():
+            return
+        if report.state is ReplicaState.DELETED:
+            self._forget_early(report.container_id, dn)
+        else:
+            self._early.setdefault(report.container_id, {})[dn] = report
+
+    def _forget_early(self, container_id: ContainerID, dn: DatanodeID) -> None:
+        held = self._early.get(container_id)
+        if held is not None:
+            held.pop(dn, None)
+            if not held:
+                del self._early[container_id]
+
+    def _record_arrived(self, container_id: ContainerID) -> None:
+        """The record of a container whose replicas were reported early: they are processed now, each
+        from a datanode still registered and still holding it (as far as SCM heard since)."""
+        held = self._early.pop(container_id, {})
+        info = self._containers.find(container_id)
+        for dn, report in held.items():
+            if info is not None and container_id in self._nodes.containers(dn) and _valid(info, report):
+                self._process_safely(dn, info, report)
+
+    def drop_early_replicas(self) -> int:
+        """A new leader has applied every committed record: what is still held names containers the
+        service never created (the unknown-container action judges their next report). Returns how many."""
+        dropped = sum(len(held) for held in self._early.values())
+        self._early.clear()
+        return dropped
 
     def _process_safely(self, dn: DatanodeID, info: ContainerInfo, report: ContainerReplicaReport) -> None:
         """A replica that cannot be processed is logged and skipped; the rest of the report still counts."""

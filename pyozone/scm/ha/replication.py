@@ -124,6 +124,7 @@ class ScmReplication:
         self.context.set_leader_ready()
         self.scm.nodes.adopt_operational_state_records()
         self.scm.pipelines.resend_create_commands()
+        self.scm.container_reports.drop_early_replicas()
         self.scm.container_reports.reconcile()
         self.scm.safe_mode.reinitialize()
         for hook in self.step_up_hooks:
