@@ -39,7 +39,8 @@ def scm_web_app(cluster: SimCluster, conf: OzoneConfiguration, scm_id: str) -> w
     core = cluster.scm
     metrics = MetricsSystem("StorageContainerManager")
     cluster.heartbeat_observer = register_scm_metrics(metrics, core).heartbeat_seconds.observe
-    return daemon_app(metrics, conf, readiness_routes(core, lambda: True), scm_api(core, scm_id), UI)
+    api = {**scm_api(core, scm_id), "/api/v1/ratis": lambda _: {"ha": False}}  # one simulated SCM
+    return daemon_app(metrics, conf, readiness_routes(core, lambda: True), api, UI)
 
 
 class Pace:

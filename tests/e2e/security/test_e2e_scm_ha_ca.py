@@ -159,6 +159,10 @@ def sign_user(client: SCMSecurityClient, name: str) -> tuple[X.Certificate, byte
     return X.cert_from_pem(pem), pem
 
 
+pytestmark = pytest.mark.slow  # the default suite runs a secure SCM service through `cluster up --scm-ha
+# --secure` (test_e2e_secure_scm_ha_cluster.py) and the CA's refusals in process (test_scm_ha_secure.py)
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScmService]:
     running = ScmService.plan(tmp_path_factory.mktemp("scm-ha-ca"))

@@ -101,6 +101,7 @@ def test_keys_are_written_and_read_before_and_after_the_scm_leaders_kill(
     )
 
 
+@pytest.mark.slow
 def test_the_cluster_starts_again_from_its_data_dir(
     started: tuple[SecureCluster, Result], tmp_path: Path
 ) -> None:

@@ -68,4 +68,4 @@ def test_a_renewed_sub_ca_lives_max_duration_capped_at_the_root(tmp_path: Path) 
     hosts = ("127.0.0.1",)
     renewed = renew_scm_certificate(ca, files.scm, hosts, 950 * DAY_MS, settings.max_duration_ms)
     assert renewed is not None and renewed.not_valid_after_utc == m.trust_anchor.not_valid_after_utc
-    assert _days(renewed) == 900
+    assert _days(renewed) in (899, 900)  # 1000 days less the 100 gone; the root may be made a second earlier
