@@ -60,11 +60,6 @@ class ScmConnections:
         """One per SCM, in the service's order: the outboxes PendingReports needs."""
         return tuple(s.name for s in self._scms)
 
-    @property
-    def first_address(self) -> HostPort:
-        """The first SCM's datanode address: the route the datanode advertises its address on."""
-        return self._scms[0].endpoint.address
-
     def describe(self) -> str:
         return ", ".join(
             f"{s.name} at {s.endpoint.address}" if s.name else str(s.endpoint.address) for s in self._scms
