@@ -74,6 +74,7 @@ from pyozone.ratis_server.member_api import (
     NotLeaderError,
     TransferRefusedError,
 )
+from pyozone.ratis_server.read_rounds import ReadRounds
 from pyozone.ratis_server.roles import member_roles
 from pyozone.ratis_server.server import RaftMember
 
@@ -240,9 +241,7 @@ class OmReplication:
         """The leader `check_leader` last saw, when another."""
         self._generation = 0
         self._inflight: dict[tuple[str, int], _Attempt] = {}
-        self._next_read: asyncio.Future[None] | None = None
-        self._reading = False
-        self.read_rounds = 0
+        self._reads = ReadRounds(lambda: self.member.read_index(), self._read_refusal, f"OM {node_id}")
         self.stepdowns = 0
         self._buffer.refuse(self._refusal)
         self._buffer.replicate(self._on_stage, self._admit)
@@ -443,7 +442,7 @@ class OmReplication:
         self, name: str, run: Callable[[], Awaitable[Any]], call: _Call, generation: int, attempt: _Attempt
     ) -> Any:
         if name in READS:
-            await self._read_barrier()
+            await self._reads.barrier()
             self.check_leader()
         token = CALL.set(call)
         answer: Any = None
@@ -714,30 +713,12 @@ class OmReplication:
         )
 
     # ------------------------------------------------------------------ linearizable reads
-    async def _read_barrier(self) -> None:
-        """Returns after a ReadIndex round that began after this call: concurrent reads share one."""
-        round_ = self._next_read
-        if round_ is None:
-            round_ = self._next_read = self._loop.create_future()
-            if not self._reading:
-                self._reading = True
-                self._loop.create_task(self._read_rounds())
-        await asyncio.shield(round_)
+    @property
+    def read_rounds(self) -> int:
+        return self._reads.rounds
 
-    async def _read_rounds(self) -> None:
-        try:
-            while self._next_read is not None:
-                round_, self._next_read = self._next_read, None
-                self.read_rounds += 1
-                try:
-                    await self.member.read_index()
-                    round_.set_result(None)
-                except NotLeaderError as error:
-                    leader = error.leader_id.id if error.leader_id is not None else None
-                    round_.set_exception(self._not_leader(leader))
-                except Exception as error:
-                    round_.set_exception(error)
-                if round_.exception() is not None:
-                    log.debug("OM %s: a ReadIndex round failed: %s", self.node_id, round_.exception())
-        finally:
-            self._reading = False
+    def _read_refusal(self, error: Exception) -> BaseException:
+        """A read whose ReadIndex round failed: OMNotLeaderException naming the leader the member named."""
+        if isinstance(error, NotLeaderError):
+            return self._not_leader(error.leader_id.id if error.leader_id is not None else None)
+        return error

@@ -66,6 +66,7 @@ from pyozone.ratis_server.member_api import (
     NotLeaderError,
     TransferRefusedError,
 )
+from pyozone.ratis_server.read_rounds import ReadRounds
 from pyozone.ratis_server.roles import member_roles
 from pyozone.ratis_server.segmented_log import SegmentedRaftLog
 from pyozone.ratis_server.server import RaftMember
@@ -257,9 +258,7 @@ class ScmRaft:
         """The last snapshot told to the member (`take_snapshot`)."""
         self.auto_snapshot = AutoSnapshot(snapshot_threshold, self.take_snapshot, self._loop, "scm-snapshot")
         self._installing = False
-        self._next_read: asyncio.Future[None] | None = None
-        self._reading = False
-        self.read_rounds = 0
+        self._reads = ReadRounds(lambda: self.member.read_index(), self._read_refusal, f"SCM {node.node_id}")
         self.snapshots = 0
         self.installs = 0
         self.install_failures = 0
@@ -591,35 +590,21 @@ class ScmRaft:
             raise NotServing(f"SCM {me} stopped serving: its Raft member failed: {self.failed}")
 
     async def read_barrier(self) -> None:
-        """Returns after a ReadIndex round begun after this call (concurrent calls share one): this SCM
-        still led then and applied every entry committed before, so its state holds every write any leader
-        acknowledged before the call arrived. NotServing when the round finds it no longer leads."""
-        round_ = self._next_read
-        if round_ is None:
-            round_ = self._next_read = self._loop.create_future()
-            if not self._reading:
-                self._reading = True
-                self._loop.create_task(self._read_rounds())
-        await asyncio.shield(round_)
+        """Returns after a ReadIndex round begun after this call (ratis_server/read_rounds.py; concurrent
+        calls share one): this SCM still led then and applied every entry committed before, so its state
+        holds every write any leader acknowledged before the call arrived. NotServing when the round finds
+        it no longer leads."""
+        await self._reads.barrier()
 
-    async def _read_rounds(self) -> None:
-        try:
-            while self._next_read is not None:
-                round_, self._next_read = self._next_read, None
-                self.read_rounds += 1
-                try:
-                    await self.member.read_index()
-                    round_.set_result(None)
-                except Exception as error:  # NotLeaderError, or the member stopped
-                    log.debug("SCM %s: a ReadIndex round failed: %s", self.node.node_id, error)
-                    round_.set_exception(
-                        NotServing(
-                            f"ServerNotLeaderException: Server:{self.node.node_id} is not the leader (a "
-                            f"ReadIndex round failed: {error})."
-                        )
-                    )
-        finally:
-            self._reading = False
+    @property
+    def read_rounds(self) -> int:
+        return self._reads.rounds
+
+    def _read_refusal(self, error: Exception) -> NotServing:
+        return NotServing(
+            f"ServerNotLeaderException: Server:{self.node.node_id} is not the leader (a ReadIndex round "
+            f"failed: {error})."
+        )
 
     async def committed(self) -> None:
         """Returns once every write the core made so far has committed (a call's answer leaves then);
