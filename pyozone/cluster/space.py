@@ -23,7 +23,7 @@ from pyozone.datanode.storage.volume import (
     HddsVolume,
     MinFreeSpace,
 )
-from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.admin_records import DatanodeListing
 
 DATA_DIRS_KEY = "hdds.datanode.dir"
 CONTAINER_SIZE_KEY = "ozone.scm.container.size"

@@ -23,15 +23,8 @@ from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState
 from pyozone.protocol import admin as wire
-from pyozone.protocol.admin import (
-    ContainerQuery,
-    ContainerView,
-    ContainerWithPipeline,
-    DatanodeListing,
-    PipelineView,
-    ReplicaLocation,
-    ScmInfo,
-)
+from pyozone.protocol.admin import ContainerQuery, ContainerWithPipeline, ReplicaLocation, ScmInfo
+from pyozone.protocol.admin_records import ContainerView, DatanodeListing, PipelineView
 from pyozone.protocol.snapshot import SnapshotChunk, snapshot_chunk_from_proto, snapshot_request
 from pyozone.rpc.rpc_client import RpcClient
 

@@ -18,7 +18,7 @@ from pyozone.freon.runner import Load, Progress, Run, run, run_tasks
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.states import PipelineState
-from pyozone.protocol.admin import PipelineView
+from pyozone.protocol.admin_records import PipelineView
 from pyozone.protocol.locations import DATA_PORT
 
 

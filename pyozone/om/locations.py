@@ -29,7 +29,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState, ReplicaState, ReplicationType
 from pyozone.om.scm import ContainerLocation
-from pyozone.protocol.admin import pipeline_to_proto
+from pyozone.protocol.admin_records import pipeline_to_proto
 
 if TYPE_CHECKING:
     from pyozone.proto import hdds_pb2

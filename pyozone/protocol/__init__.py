@@ -14,7 +14,7 @@ from pyozone.hdds.limits import (
     MAX_HEARTBEAT_MESSAGE_BYTES,
     REPLICATION_CHUNK_BYTES,
 )
-from pyozone.protocol.admin import (
+from pyozone.protocol.admin_records import (
     DatanodeListing,
     container_info_from_proto,
     container_info_to_proto,

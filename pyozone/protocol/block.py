@@ -21,7 +21,7 @@ from pyozone.hdds.ids import BlockID, DatanodeID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb2
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.admin import (
+from pyozone.protocol.admin_records import (
     pipeline_from_proto,
     pipeline_members,
     pipeline_replica_indexes,

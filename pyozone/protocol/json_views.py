@@ -13,7 +13,7 @@ from typing import Any
 
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.safemode_status import RuleStatus
-from pyozone.protocol.admin import ContainerView, DatanodeAdminProgress, DatanodeListing, PipelineView
+from pyozone.protocol.admin_records import ContainerView, DatanodeAdminProgress, DatanodeListing, PipelineView
 
 
 def listing_dict(node: DatanodeListing) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.admin import pipeline_replica_indexes
+from pyozone.protocol.admin_records import pipeline_replica_indexes
 from pyozone.protocol.common import ec_config_from_proto
 from pyozone.protocol.tokens import encode_token_proto
 

@@ -7,7 +7,7 @@ import argparse
 from pyozone.cli.admin.connect import add_connection_options, connect
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import age, human_size, print_json, print_table
-from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.admin_records import DatanodeListing
 from pyozone.protocol.json_views import listing_dict
 
 

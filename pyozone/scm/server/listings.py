@@ -7,7 +7,7 @@ from __future__ import annotations
 from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.ids import ContainerID
 from pyozone.hdds.pipeline import Pipeline
-from pyozone.protocol.admin import ContainerView, DatanodeAdminProgress, DatanodeListing, PipelineView
+from pyozone.protocol.admin_records import ContainerView, DatanodeAdminProgress, DatanodeListing, PipelineView
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.scm import StorageContainerManager
 

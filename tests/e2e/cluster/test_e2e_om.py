@@ -17,7 +17,7 @@ from pyozone.config.site import read_site_xml
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.admin import pipeline_from_proto, pipeline_members
+from pyozone.protocol.admin_records import pipeline_from_proto, pipeline_members
 from pyozone.protocol.block import BlockLocation
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,

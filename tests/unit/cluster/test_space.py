@@ -18,7 +18,7 @@ from pyozone.config.site import load_configuration
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport, StorageReport
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState
-from pyozone.protocol.admin import DatanodeListing
+from pyozone.protocol.admin_records import DatanodeListing
 
 GB = 1 << 30
 DISK = 252 * GB  # Ozone's defaults on it: a 20 GB floor (2 % is less), 5 GB containers

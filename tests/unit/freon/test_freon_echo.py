@@ -12,7 +12,7 @@ from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
-from pyozone.protocol.admin import PipelineView
+from pyozone.protocol.admin_records import PipelineView
 from tests.unit.om.om_thread import om_on_thread
 
 

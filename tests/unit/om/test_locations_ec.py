@@ -13,7 +13,8 @@ from pyozone.om.locations import read_pipeline
 from pyozone.om.scm import ContainerLocation, container_location
 from pyozone.proto import ScmAdminProtocol_pb2 as admin_pb
 from pyozone.proto import hdds_pb2
-from pyozone.protocol.admin import container_info_to_proto, container_with_pipeline_from_proto
+from pyozone.protocol.admin import container_with_pipeline_from_proto
+from pyozone.protocol.admin_records import container_info_to_proto
 from pyozone.protocol.common import datanode_details_to_proto
 from tests.builders import dn_id
 from tests.unit.om.om_fakes import details

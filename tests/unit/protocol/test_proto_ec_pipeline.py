@@ -13,7 +13,7 @@ from pyozone.hdds.ids import RATIS_THREE, BlockID, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState
 from pyozone.proto import hdds_pb2
-from pyozone.protocol import admin as p
+from pyozone.protocol import admin_records as p
 from pyozone.protocol.block import allocated_block_from_proto, allocated_block_to_proto
 from pyozone.protocol.common import ec_config_from_proto
 

@@ -25,7 +25,8 @@ from pyozone.hdds.states import (
 )
 from pyozone.proto import ScmSecurityProtocol_pb2 as security_pb
 from pyozone.protocol import admin, block, security, snapshot
-from pyozone.protocol.admin import ContainerQuery, ContainerView, NodeQuery, PipelineView, ScmInfo
+from pyozone.protocol.admin import ContainerQuery, NodeQuery, ScmInfo
+from pyozone.protocol.admin_records import ContainerView, PipelineView
 from pyozone.protocol.block import DeleteResult, KeyBlocks, KeyBlocksResult
 from pyozone.protocol.heartbeat import DATANODE_SERVICE
 from pyozone.protocol.snapshot import SnapshotBatch, SnapshotInfo

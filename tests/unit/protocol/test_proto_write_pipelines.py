@@ -12,7 +12,7 @@ from pyozone.hdds.block import AllocatedBlock
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import BlockID
 from pyozone.proto import hdds_pb2
-from pyozone.protocol import admin, block
+from pyozone.protocol import admin_records, block
 from pyozone.protocol.block import (
     BlockLocation,
     allocated_block_from_proto,
@@ -29,7 +29,7 @@ def answer(local_id: int):
 
 def test_a_pipeline_is_read_once_per_distinct_message(monkeypatch) -> None:
     reads = []
-    real = admin.pipeline_from_proto
+    real = admin_records.pipeline_from_proto
 
     def counted(proto, field="pipeline"):
         reads.append(field)
@@ -57,7 +57,7 @@ def test_a_bad_pipeline_is_refused_with_its_blocks_field_name() -> None:
 def test_the_written_pipeline_is_the_one_pipeline_to_proto_writes() -> None:
     location = BlockLocation(BlockID(7, 1), PIPELINE, dict(MEMBERS))
     written = hdds_pb2.Pipeline.FromString(write_pipeline_to_proto(location))
-    assert written == admin.pipeline_to_proto(PIPELINE, MEMBERS.get)
+    assert written == admin_records.pipeline_to_proto(PIPELINE, MEMBERS.get)
     assert write_pipeline_to_proto(BlockLocation(BlockID(7, 2), PIPELINE, dict(MEMBERS))) is (
         write_pipeline_to_proto(location)
     )

@@ -16,11 +16,8 @@ from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.proto import ScmAdminProtocol_pb2 as admin
-from pyozone.protocol.admin import (
-    container_info_to_proto,
-    container_with_pipeline_from_proto,
-    pipeline_to_proto,
-)
+from pyozone.protocol.admin import container_with_pipeline_from_proto
+from pyozone.protocol.admin_records import container_info_to_proto, pipeline_to_proto
 from tests.unit.datanode.dns_helpers import Node, block_writes, payload, results
 from tests.unit.datanode.xceiver.test_dns_allocations import FakeScmContainers
 from tests.unit.datanode.xceiver.test_dns_ec import ec_request

@@ -13,7 +13,7 @@ from pyozone.hdds.replication_report import ReplicationManagerReport
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.protocol import ProtocolError
-from pyozone.protocol.admin import (
+from pyozone.protocol.admin_records import (
     DatanodeAdminProgress,
     DatanodeListing,
     node_from_proto,
