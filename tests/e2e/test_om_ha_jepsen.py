@@ -33,7 +33,7 @@ the writes left indeterminate pile up on no one set of keys. A failing history i
 the system's temp dir (pyozone-jepsen-SEED-TIME.jsonl), its path printed: `python -m tests.jepsen.checker
 FILE` replays it.
 
-The default suite runs five faults (depose, kill, depose, depose, pause: under a minute; the new leader's
+The short run has five faults (depose, kill, depose, depose, pause: under a minute; the new leader's
 first writes land before the deposed one steps down in about half the deposes only, so the planted read
 bug of the mutants test needs several); `-m slow` runs 200 (PYOZONE_JEPSEN_FAULTS=N for another count,
 PYOZONE_JEPSEN_SEED=S to draw the same operations and faults again). The test is itself tested:
@@ -537,6 +537,7 @@ def run_jepsen(service: Service, faults: int) -> None:
     assert counts[EventType.OK] > 0 and pinned_reads > 0
 
 
+@pytest.mark.slow  # a Jepsen-style run: behind its marker, with its own command (README)
 def test_om_ha_stays_linearizable_through_leader_kills_pauses_and_partitions(
     service: Service,
 ) -> None:

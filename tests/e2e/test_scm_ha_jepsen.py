@@ -34,12 +34,12 @@ down (ozone.scm.ha.ratis.leader.election.timeout and its step-down wait), so the
 over and reach the new leader while the deposed one may still answer its pinned reader.
 
 A failing history is saved as JSON lines in the system's temp dir (pyozone-scm-jepsen-SEED-TIME.jsonl, the
-checkable one; `.raw.jsonl` beside it, as recorded; `.logs`, the daemons' logs), its path printed:
-`python -m tests.jepsen.checker FILE --model containers` replays it. The default suite runs six faults
-(depose, kill, depose, depose, pause, isolate: the new leader's first close lands before the deposed one
-steps down in some deposes only, so the planted read bug of the mutants test,
-tests/e2e/test_scm_ha_jepsen_mutants.py, needs several); `-m slow` runs 100 (PYOZONE_JEPSEN_FAULTS=N for
-another count, PYOZONE_JEPSEN_SEED=S to draw the same operations and faults again)."""
+checkable one; `.raw.jsonl` beside it, as recorded; `.logs`, the daemons' logs), its path printed: `python -m
+tests.jepsen.checker FILE --model containers` replays it. The short run has six faults (depose, kill, depose,
+depose, pause, isolate: the new leader's first close lands before the deposed one steps down in some deposes
+only, so the planted read bug of the mutants test, tests/e2e/test_scm_ha_jepsen_mutants.py, needs several);
+the long run 100 (PYOZONE_JEPSEN_FAULTS=N for another count, PYOZONE_JEPSEN_SEED=S to draw the same
+operations and faults again)."""
 
 from __future__ import annotations
 
@@ -648,6 +648,7 @@ def run_jepsen(scms: ScmService, faults: int) -> None:
     assert blocks and pinned_reads > 0 and any(op.f is Op.CLOSE and op.type is EventType.OK for op in ops)
 
 
+@pytest.mark.slow  # a Jepsen-style run: behind its marker, with its own command (README)
 def test_scm_ha_stays_linearizable_through_leader_kills_pauses_and_partitions(service: ScmService) -> None:
     run_jepsen(service, int(os.environ.get("PYOZONE_JEPSEN_FAULTS", DEFAULT_FAULTS)))
 

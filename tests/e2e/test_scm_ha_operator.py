@@ -15,6 +15,10 @@ import pytest
 
 from tests.e2e.scm_ha_support import NODES, HaScms, scm_service
 
+# The default suite has the same in process (tests/unit/scm/server/test_scm_ha_operator.py) and `admin scm
+# roles` on real processes (tests/e2e/test_scm_ha.py).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def scms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HaScms]:
