@@ -7,9 +7,10 @@ bash scripts/bootstrap.sh
 java -version 2>&1 | head -1
 .venv/bin/ruff check pyozone tests benchmarks
 .venv/bin/lint-imports  # the layer contracts of pyproject.toml (docs/architecture.md)
-# Two workers, a test file each at a time (module fixtures such as a live cluster stay in one worker): most
-# end-to-end tests wait on heartbeats and timers, so two overlap well on two cores. PYTEST_WORKERS=0: one process.
-workers="${PYTEST_WORKERS:-2}"
+# Three workers, a test file each at a time (module fixtures such as a live cluster stay in one worker): most
+# end-to-end tests wait on heartbeats and timers, and with two workers the two cores stood idle a sixth of the
+# run; three fill them. PYTEST_WORKERS=N for another count, 0 for one process.
+workers="${PYTEST_WORKERS:-3}"
 if [ "$workers" = "0" ]; then
   exec .venv/bin/python -m pytest --durations=20 "$@"
 fi

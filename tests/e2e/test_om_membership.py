@@ -25,6 +25,10 @@ from tests.e2e.cluster.cluster_helpers import LiveCluster
 from tests.e2e.om_ha_support import leader, om_service
 from tests.polling import wait_for
 
+# a minute and a half of restarts on real processes: behind -m slow; the default suite adds and removes an
+# OM in process (tests/unit/om/server/test_om_membership.py)
+pytestmark = pytest.mark.slow
+
 VOLUME, BUCKET = "membervol", "memberbucket"
 FOUR = ("om1", "om2", "om3", "om4")
 THREE = ("om1", "om2", "om3")

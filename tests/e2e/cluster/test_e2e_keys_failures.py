@@ -34,6 +34,10 @@ from tests.e2e.cluster.cluster_helpers import (
 )
 from tests.polling import wait_for
 
+# Two 6-datanode clusters and two 200 MB writes: a failure suite behind -m slow. The default suite kills
+# a pipeline's leader and a follower mid-write (test_e2e_write_leader_failover, test_e2e_pipeline_elections).
+pytestmark = pytest.mark.slow
+
 VOL, BUCKET, KEY = "failures", "bucket1", "big"
 SIZE = 200 * MiB
 KILL_AFTER = 42 * MiB  # 2 MB into the 11th block

@@ -222,6 +222,7 @@ def test_the_s3_gateway_goes_on_after_the_leader_s_kill(started: tuple[SecureClu
     back_as_a_follower(cluster, old)
 
 
+@pytest.mark.slow  # a restart of the whole secure service (as the secure SCM service's): behind -m slow
 def test_a_restarted_service_keeps_each_om_s_certificate_and_its_keys(
     started: tuple[SecureCluster, Result], tmp_path: Path
 ) -> None:
