@@ -1,10 +1,12 @@
 """Renewed certificates on channels a daemon keeps for its life, on a `cluster up --secure` cluster whose
-certificates last 20 s and renew 12 s before they expire: once every daemon's first certificate has
+certificates last 30 s and renew 22 s before they expire (so a certificate has 22 s left when SCM goes
+down, time for SCM's restart on a loaded machine: a datanode whose certificate expired while SCM was down
+cannot renew it, as in Ozone): once every daemon's first certificate has
 expired, SCM is killed and started again; the datanode (whose channel to SCM must reconnect) registers again
 and a key is written and read back (OM reconnecting to SCM's block protocol, the datanode to SCM's security
 protocol for the secret keys), all with renewed certificates.
 
-The administrator's certificate `scm --init` made lasts 20 s too, so the test acts with a one-day
+The administrator's certificate `scm --init` made lasts 30 s too, so the test acts with a one-day
 certificate for the same user that it signs with the CA's key on disk.
 """
 
@@ -27,8 +29,8 @@ from tests.e2e.security.secure_cluster import CLIENT_KEYS, SecureCluster, secure
 from tests.polling import wait_for
 
 SHORT = {
-    "hdds.x509.default.duration": "PT20S",
-    "hdds.x509.renew.grace.duration": "PT12S",
+    "hdds.x509.default.duration": "PT30S",
+    "hdds.x509.renew.grace.duration": "PT22S",
     "hdds.x509.ca.rotation.check.interval": "PT1S",
 }
 VOL, BUCKET = "renewal", "bucket"
@@ -78,7 +80,7 @@ def test_daemons_reconnect_with_renewed_certificates_after_the_first_expired(clu
         renewed = all(_certificate(p).serial_number != c.serial_number for p, c in first.items())
         return renewed and time.time() > expired
 
-    wait_for(renewed_and_expired, 40, "OM's and the datanode's first certificates renewed, then expired")
+    wait_for(renewed_and_expired, 60, "OM's and the datanode's first certificates renewed, then expired")
 
     dn_log = cluster.data_dir / "logs" / "dn1.log"
     registrations = dn_log.read_text().count("registered with SCM")

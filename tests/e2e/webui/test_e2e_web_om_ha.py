@@ -66,7 +66,13 @@ def test_the_overview_shows_om_roles_on_a_lone_om_and_on_each_om_of_a_service(
         def leader_with_followers() -> tuple[str, dict[str, Any]] | None:
             for node in NODES:
                 view = oms.raft_view(node)
-                if view and view.get("role") == "LEADER" and len(view["followers"]) == len(NODES) - 1:
+                # each follower's match index counts once its first append is answered (0 until then)
+                if (
+                    view
+                    and view.get("role") == "LEADER"
+                    and len(view["followers"]) == len(NODES) - 1
+                    and all(f["matchIndex"] >= 1 for f in view["followers"])
+                ):
                     return node, view
             return None
 
