@@ -49,7 +49,7 @@ from pyozone.hdds.commands import (
     SCMCommand,
     SetNodeOperationalStateCommand,
 )
-from pyozone.hdds.datanode import DatanodeDetails, NodeReport
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.hdds.messages import (
     CommandStatusReport,
     ContainerAction,
@@ -219,13 +219,21 @@ class SimDatanode:
 
     # ------------------------------------------------------------------ replicas
     def set_replica(self, replica: ContainerReplicaReport) -> None:
+        """A replica written, copied in or changed; its bytes count in the node report's used space (the
+        balancer reads utilization from node reports)."""
+        old = self.replicas.get(replica.container_id)
         self.replicas[replica.container_id] = replica
         self.pending_icr[replica.container_id] = replica
+        grown = replica.used_bytes - (0 if old is None else old.used_bytes)
+        if grown:
+            self.report = report_with_used(self.report, grown)
 
     def drop_replica(self, container_id: int) -> None:
         replica = self.replicas.pop(container_id, None)
         if replica is not None:
             self.pending_icr[container_id] = replace(replica, state=ReplicaState.DELETED)
+            if replica.used_bytes:
+                self.report = report_with_used(self.report, -replica.used_bytes)
 
     # ------------------------------------------------------------------ commands
     def start_process(self, limits: QueueLimits) -> None:
@@ -486,6 +494,19 @@ def step_pipeline(
         and len(leaders) == 1
         and len({views[n.uuid].term for n in connected}) == 1
     )
+
+
+def report_with_used(report: NodeReport, extra: int) -> NodeReport:
+    """The node report after its healthy data volumes took `extra` bytes between them (or freed them,
+    when negative), each volume kept between empty and full."""
+    healthy = [s for s in report.storage if not s.failed]
+    share = extra // max(1, len(healthy))
+    return replace(report, storage=tuple(s if s.failed else _fill(s, share) for s in report.storage))
+
+
+def _fill(storage: StorageReport, extra: int) -> StorageReport:
+    used = max(0, min(storage.capacity, storage.used + extra))
+    return replace(storage, used=used, remaining=storage.capacity - used)
 
 
 _REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)
