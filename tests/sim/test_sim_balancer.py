@@ -188,6 +188,7 @@ def test_cli_refuses_bad_balancer_options(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3000)
 def test_a_million_containers_on_200_datanodes_with_20_empty_ones() -> None:
     """Issue 32's proof at scale: 200 datanodes (10 racks) holding a million containers, 20 empty ones
     added; every datanode ends within the threshold in a bounded number of iterations, racks kept."""

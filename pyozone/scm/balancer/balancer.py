@@ -24,12 +24,22 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.balancer import (
+    BalancerStartOptions,
+    BalancerStartResult,
+    BalancerStatusInfo,
+    IterationResult,
+    IterationStatus,
+)
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID
 from pyozone.hdds.store.codec import JsonCodec, StrKeyCodec
-from pyozone.scm.balancer.config import ContainerBalancerConfiguration
-from pyozone.scm.balancer.iteration import BalancerIteration, IterationResult, IterationStatus
+from pyozone.scm.balancer.config import (
+    ContainerBalancerConfiguration,
+    InvalidContainerBalancerConfigurationError,
+)
+from pyozone.scm.balancer.iteration import BalancerIteration
 from pyozone.scm.balancer.move_manager import MoveDataNodePair, MoveManager, MoveResult
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.store import SCMMetadataStore
@@ -96,6 +106,7 @@ class ContainerBalancer:
         self._moves_deadline_ms = 0
         self.started_at_ms: int | None = None
         self.stop_reason: str | None = None
+        self._unresumable: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ the operator's calls
     def start(self, config: ContainerBalancerConfiguration | None = None) -> None:
@@ -117,6 +128,24 @@ class ContainerBalancer:
         self._validate_eligibility()
         self._save(self.config, should_run=False, index=0)
         self._stop_task("stopped by the operator")
+
+    def start_balancer(self, options: BalancerStartOptions) -> BalancerStartResult:
+        """startContainerBalancer as SCM answers it (SCMClientProtocolServer): the options over SCM's
+        configuration; a refusal (state or configuration) is the answer's message, not an error."""
+        try:
+            self.start(self.default_config.with_start_options(options))
+        except (IllegalContainerBalancerStateError, InvalidContainerBalancerConfigurationError) as e:
+            message = e.args[0] if e.args else str(e)
+            log.info("Container Balancer not started: %s", message)
+            return BalancerStartResult(False, message)
+        return BalancerStartResult(True)
+
+    def status_info(self) -> BalancerStatusInfo:
+        """getContainerBalancerStatusInfo: the run's start, configuration and iterations while it runs."""
+        if not self.is_running() or self.started_at_ms is None:
+            return BalancerStatusInfo(False)
+        record = self.config.to_record(should_run=True, next_iteration_index=self.next_index)
+        return BalancerStatusInfo(True, self.started_at_ms // 1000, record, tuple(self.iteration_statuses()))
 
     def is_running(self) -> bool:
         return self.status is ContainerBalancerStatus.RUNNING
@@ -141,6 +170,8 @@ class ContainerBalancer:
 
     # ------------------------------------------------------------------ the run, on SCM's ticks
     def tick(self) -> None:
+        """Moves the run along. A stopped Replication Manager (`replicationmanager stop`) pauses it too:
+        its moves read the RM's container health and go through its command sender and pending ops."""
         if not self._eligible():
             if self.status is not ContainerBalancerStatus.STOPPED:
                 log.info("Stopping ContainerBalancer in this SCM on status change")
@@ -165,13 +196,16 @@ class ContainerBalancer:
         """A new leader (or a restarted SCM) resumes a run its record says should run, once its services
         are ready (Ozone's delayed start)."""
         record = self.persisted()
-        if record is None or not record["shouldRun"] or not self._services_ready():
+        if record is None or not record["shouldRun"] or record == self._unresumable:
             return
-        config = ContainerBalancerConfiguration.from_record(record)
+        if not self._services_ready():
+            return
         try:
+            config = ContainerBalancerConfiguration.from_record(record)
             config.validate(self._container_size, self._datanode_offset_ms)
-        except ValueError as e:
+        except (ValueError, KeyError) as e:
             log.warning("Could not resume ContainerBalancer from its persisted configuration: %s", e)
+            self._unresumable = record  # said once, not at every tick
             return
         log.info("Resuming ContainerBalancer at iteration %d", record["nextIterationIndex"] + 1)
         self._run(config, record["nextIterationIndex"])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyozone.config import ConfigError, OzoneConfiguration, validate
+from pyozone.hdds.balancer import BalancerStartOptions
 
 CB = "hdds.container.balancer."
 MIN_DELETE_PHASE_MS = 9 * 60_000
@@ -86,6 +87,32 @@ class ContainerBalancerConfiguration:
     def with_options(self, **options: Any) -> ContainerBalancerConfiguration:
         """The configuration with the options a `start` call gave (those not None)."""
         return replace(self, **{k: v for k, v in options.items() if v is not None})
+
+    def with_start_options(self, options: BalancerStartOptions) -> ContainerBalancerConfiguration:
+        """The configuration a `start` call asks for: its options (GB and minutes, as Ozone's
+        StartContainerBalancerRequestProto carries them) over this one."""
+        o = options
+
+        def gb(value: int | None) -> int | None:
+            return None if value is None else value << 30
+
+        def minutes(value: int | None) -> int | None:
+            return None if value is None else value * 60_000
+
+        return self.with_options(
+            threshold=o.threshold,
+            iterations=o.iterations,
+            max_datanodes_percentage=o.max_datanodes_percentage,
+            max_size_to_move_per_iteration=gb(o.max_size_to_move_per_iteration_gb),
+            max_size_entering_target=gb(o.max_size_entering_target_gb),
+            max_size_leaving_source=gb(o.max_size_leaving_source_gb),
+            balancing_interval_ms=minutes(o.balancing_interval_minutes),
+            move_timeout_ms=minutes(o.move_timeout_minutes),
+            move_replication_timeout_ms=minutes(o.move_replication_timeout_minutes),
+            network_topology_enable=o.network_topology_enable,
+            include_datanodes=None if o.include_datanodes is None else _names(o.include_datanodes),
+            exclude_datanodes=None if o.exclude_datanodes is None else _names(o.exclude_datanodes),
+        )
 
     def validate(self, container_size: int, datanode_offset_ms: int) -> None:
         """ContainerBalancer.validateConfiguration and the setters' ranges: every broken rule, one error."""

@@ -18,10 +18,9 @@ average are the targets (each up to the average at most).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pyozone.hdds.balancer import IterationResult, IterationStatus
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
@@ -48,50 +47,6 @@ _SOURCE_BACK = frozenset(
     }
 )
 """Immediate failures after which Ozone tries the source again (with another container)."""
-
-
-class IterationResult(Enum):
-    """ContainerBalancerTask.IterationResult."""
-
-    ITERATION_COMPLETED = "ITERATION_COMPLETED"
-    ITERATION_INTERRUPTED = "ITERATION_INTERRUPTED"
-    CAN_NOT_BALANCE_ANY_MORE = "CAN_NOT_BALANCE_ANY_MORE"
-
-
-@dataclass(frozen=True, slots=True)
-class IterationStatus:
-    """One iteration as `containerbalancer status -v` shows it (Ozone's
-    ContainerBalancerTaskIterationStatusInfo: IterationInfo, ContainerMoveInfo, DataMoveInfo); `result`
-    None while it runs."""
-
-    number: int
-    result: IterationResult | None
-    duration_s: int
-    moves_scheduled: int
-    moves_completed: int
-    moves_failed: int
-    moves_timed_out: int
-    size_scheduled: int
-    size_moved: int
-    datanodes_involved: int
-    size_entering: dict[DatanodeID, int] = field(default_factory=dict)
-    size_leaving: dict[DatanodeID, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "iterationNumber": self.number,
-            "iterationResult": None if self.result is None else self.result.value,
-            "iterationDuration": self.duration_s,
-            "containerMovesScheduled": self.moves_scheduled,
-            "containerMovesCompleted": self.moves_completed,
-            "containerMovesFailed": self.moves_failed,
-            "containerMovesTimeout": self.moves_timed_out,
-            "sizeScheduledForMove": self.size_scheduled,
-            "dataSizeMoved": self.size_moved,
-            "datanodesInvolved": self.datanodes_involved,
-            "sizeEnteringNodes": dict(sorted(self.size_entering.items())),
-            "sizeLeavingNodes": dict(sorted(self.size_leaving.items())),
-        }
 
 
 def eligible_usages(nodes: NodeManager, config: ContainerBalancerConfiguration) -> list[DatanodeUsage]:
@@ -219,7 +174,9 @@ class BalancerIteration:
         """matchSourceWithTarget: the source's first candidate container some target can take."""
         excluded: set[ContainerID] = set()
         found = None
+        scanned = 0
         for cid in self.criteria.candidates(source):
+            scanned += 1
             if self.criteria.should_be_excluded(cid, source, self.size_scheduled):
                 excluded.add(cid)
                 continue
@@ -228,7 +185,7 @@ class BalancerIteration:
             if target is not None:
                 found = (container, target)
                 break
-        self.criteria.prune(source, excluded)
+        self.criteria.prune(source, scanned, excluded)
         return found
 
     def _start(self, source: DatanodeID, container: ContainerInfo, target: DatanodeID) -> None:

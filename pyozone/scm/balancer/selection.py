@@ -60,9 +60,13 @@ class ContainerBalancerSelectionCriteria:
             cached = self._candidates[source] = [cid for _, cid in sized]
         return cached
 
-    def prune(self, source: DatanodeID, excluded: set[ContainerID]) -> None:
+    def prune(self, source: DatanodeID, scanned: int, excluded: set[ContainerID]) -> None:
+        """Drops the `excluded` among the first `scanned` candidates of the source (the rest is copied,
+        not looked at: a visit costs what it scanned, not the source's whole list)."""
         if excluded:
-            self._candidates[source] = [c for c in self._candidates.get(source, ()) if c not in excluded]
+            cached = self._candidates.get(source, [])
+            head = [c for c in cached[:scanned] if c not in excluded]
+            self._candidates[source] = head + cached[scanned:]
 
     def should_be_excluded(self, container_id: ContainerID, source: DatanodeID, size_scheduled: int) -> bool:
         if container_id in self.excluded or self._is_moving(container_id):

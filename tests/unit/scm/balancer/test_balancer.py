@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.balancer import IterationResult
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.balancer.balancer import ContainerBalancerStatus, IllegalContainerBalancerStateError
@@ -14,7 +15,6 @@ from pyozone.scm.balancer.config import (
     ContainerBalancerConfiguration,
     InvalidContainerBalancerConfigurationError,
 )
-from pyozone.scm.balancer.iteration import IterationResult
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
@@ -216,3 +216,15 @@ def test_persisted_record_round_trips() -> None:
     record = config.to_record(should_run=True, next_iteration_index=3)
     assert record["excludeContainers"] == "1,4" and record["nextIterationIndex"] == 3
     assert ContainerBalancerConfiguration.from_record(record) == config
+
+
+def test_a_persisted_run_that_no_longer_validates_is_not_resumed(caplog: pytest.LogCaptureFixture) -> None:
+    """A restarted SCM whose ozone.scm.container.size grew past the persisted size limits keeps the run
+    stopped, and says why once."""
+    h = BalancerHarness()
+    h.balancer.start()
+    restarted = BalancerHarness(store=h.store, overrides={"ozone.scm.container.size": "20GB"})
+    for _ in range(3):
+        restarted.scm.tick()
+    assert restarted.balancer.status is STOPPED
+    assert caplog.text.count("Could not resume ContainerBalancer") == 1

@@ -5,9 +5,10 @@ the per-iteration limits."""
 from __future__ import annotations
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.balancer import IterationResult
 from pyozone.hdds.states import NodeOperationalState
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
-from pyozone.scm.balancer.iteration import BalancerIteration, IterationResult
+from pyozone.scm.balancer.iteration import BalancerIteration
 from tests.unit.scm.balancer.balancer_harness import LOOSE, BalancerHarness
 
 
