@@ -228,3 +228,35 @@ def test_a_persisted_run_that_no_longer_validates_is_not_resumed(caplog: pytest.
         restarted.scm.tick()
     assert restarted.balancer.status is STOPPED
     assert caplog.text.count("Could not resume ContainerBalancer") == 1
+
+
+def test_another_scm_leading_next_resumes_the_run_from_the_log() -> None:
+    """The leader's balancer record reaches a follower through the log (ScmReplication.apply); when that
+    follower leads, it resumes the run at the persisted next iteration."""
+    leader = BalancerHarness(context=ScmContext.ha_leader(1))
+    follower = BalancerHarness(context=ScmContext.ha_follower(1, "scm1"))
+    cids = skewed(leader, containers=6)
+    leader.balancer.start(leader.balancer.default_config.with_options(max_size_entering_target=3 << 30))
+    leader.scm.tick()
+    complete_moves(leader)
+    leader.scm.tick()  # iteration 1 done, nextIterationIndex 1 written
+    for index, transaction in enumerate(leader.replication.seal(), start=1):
+        follower.replication.apply(transaction.ops, 1, index)
+    assert follower.balancer.persisted() == leader.balancer.persisted()
+    for cid in cids:  # the containers (loaded as the harness loads them) and the replicas reported
+        follower.scm.containers.bulk_load([leader.scm.containers.get(cid)], [])
+        for replica in leader.scm.containers.replicas(cid):
+            follower.report_copy(cid, replica.datanode)
+    for i in range(len(follower.dns)):
+        follower.set_used(i, 40)
+    follower.set_used(0, 80)
+    follower.set_used(5, 0)
+    follower.scm.tick()
+    assert follower.balancer.status is STOPPED  # a follower does not balance
+
+    follower.replication.step_up(2)
+    follower.wait_for_services()
+    follower.scm.tick()
+    assert follower.balancer.status is RUNNING and follower.balancer.next_index == 1
+    follower.scm.tick()
+    assert follower.balancer.iteration is not None and follower.balancer.iteration.number == 2
