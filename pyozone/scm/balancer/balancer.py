@@ -40,6 +40,7 @@ from pyozone.scm.balancer.config import (
     InvalidContainerBalancerConfigurationError,
 )
 from pyozone.scm.balancer.iteration import BalancerIteration
+from pyozone.scm.balancer.metrics import ContainerBalancerMetrics
 from pyozone.scm.balancer.move_manager import MoveDataNodePair, MoveManager, MoveResult
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.store import SCMMetadataStore
@@ -95,6 +96,7 @@ class ContainerBalancer:
         self._in_safe_mode = in_safe_mode
         self._services_ready = services_ready
         self._table = store.table("statefulServiceConfig", StrKeyCodec(), JsonCodec())
+        self.metrics = ContainerBalancerMetrics()
         self.moves = MoveManager(clock, nodes, containers, replication)
         self.moves.listener = self._on_move_result
         self.status = ContainerBalancerStatus.STOPPED
@@ -238,6 +240,8 @@ class ContainerBalancer:
             self.moves,
             self._clock.now_ms(),
         )
+        self.metrics.num_datanodes_unbalanced = len(iteration.over) + len(iteration.under)
+        self.metrics.data_size_unbalanced_bytes = iteration.unbalanced_bytes()
         if not iteration.unbalanced:
             log.info("Did not find any unbalanced Datanodes.")
             self._stop_with_save(
@@ -263,6 +267,7 @@ class ContainerBalancer:
         iteration.finish(interrupted=False)
         self.iteration = None
         self.history.append(iteration.status(self._clock.now_ms()))
+        self.metrics.iteration_ended(self.history[-1])
         log.info("Result of this iteration of Container Balancer: %s", self.history[-1])
         if iteration.result is IterationResult.CAN_NOT_BALANCE_ANY_MORE:
             self._stop_with_save(IterationResult.CAN_NOT_BALANCE_ANY_MORE.value)
@@ -298,6 +303,7 @@ class ContainerBalancer:
         if self.iteration is not None:
             self.iteration.finish(interrupted=True)
             self.history.append(self.iteration.status(self._clock.now_ms()))
+            self.metrics.iteration_ended(self.history[-1])
         self._halt(reason)
 
     def _halt(self, reason: str) -> None:

@@ -117,6 +117,18 @@ class BalancerIteration:
         self.size_moved = 0
         self.scheduled = self.completed = self.failed = self.timed_out = 0
 
+    def unbalanced_bytes(self) -> int:
+        """ContainerBalancerTask's dataSizeUnbalanced: the larger of the bytes the over-utilized datanodes
+        hold above the upper limit and the bytes the under-utilized ones lack below the lower limit."""
+        usages = self.usages
+        over = sum(
+            int(usages[dn].capacity * (usages[dn].utilization() - self.upper_limit)) for dn in self.over
+        )
+        under = sum(
+            int(usages[dn].capacity * (self.lower_limit - usages[dn].utilization())) for dn in self.under
+        )
+        return max(over, under)
+
     @property
     def unbalanced(self) -> bool:
         """Ozone's initializeIteration found some datanode over or under the limits."""
