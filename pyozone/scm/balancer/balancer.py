@@ -33,13 +33,13 @@ from pyozone.hdds.balancer import (
 )
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.exceptions import ResultCode, SCMException
-from pyozone.hdds.ids import ContainerID
+from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.store.codec import JsonCodec, StrKeyCodec
 from pyozone.scm.balancer.config import (
     ContainerBalancerConfiguration,
     InvalidContainerBalancerConfigurationError,
 )
-from pyozone.scm.balancer.iteration import BalancerIteration
+from pyozone.scm.balancer.iteration import BalancerIteration, eligible_usages
 from pyozone.scm.balancer.metrics import ContainerBalancerMetrics
 from pyozone.scm.balancer.move_manager import MoveDataNodePair, MoveManager, MoveResult
 from pyozone.scm.ha.context import ScmContext
@@ -108,6 +108,8 @@ class ContainerBalancer:
         self._moves_deadline_ms = 0
         self.started_at_ms: int | None = None
         self.stop_reason: str | None = None
+        self.usage_at_start: dict[DatanodeID, float] = {}
+        """Each balanced datanode's utilization when the run started (the web UI's "before")."""
         self._unresumable: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ the operator's calls
@@ -223,6 +225,7 @@ class ContainerBalancer:
         self._next_iteration_ms = self._clock.now_ms()
         self.started_at_ms = self._clock.wall_ms()
         self.stop_reason = None
+        self.usage_at_start = {u.datanode: u.utilization() for u in eligible_usages(self._nodes, config)}
         log.info("Starting ContainerBalancer at iteration %d: %s", index + 1, config)
 
     def _begin_iteration(self) -> None:
