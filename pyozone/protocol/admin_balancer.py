@@ -93,7 +93,7 @@ def _iteration_from_proto(proto: admin_pb2.ContainerBalancerTaskIterationStatusI
     try:
         result = IterationResult(proto.iterationResult) if proto.iterationResult else None
     except ValueError:
-        raise ProtocolError(f"iterationResult: unknown result {proto.iterationResult!r}") from None
+        raise ProtocolError("iterationResult", f"unknown result {proto.iterationResult!r}") from None
     return IterationStatus(
         proto.iterationNumber,
         result,

@@ -1,6 +1,5 @@
 """The admin service's Container Balancer calls on a live in-process SCM: start with Ozone's options (a
-refusal answered with its reason), status and status info, stop; and the framework client's view of
-them (pyozone/protocol/admin_balancer.py both ways)."""
+refusal answered with its reason), status and status info, stop."""
 
 from __future__ import annotations
 
@@ -80,11 +79,3 @@ async def test_start_status_stop(tmp_path: Path) -> None:
         status = await admin.getContainerBalancerStatusInfo(pb.ContainerBalancerStatusInfoRequestProto())
         assert wire.status_info(status) == BalancerStatusInfo(False)
         assert scm.core.balancer.persisted()["shouldRun"] is False
-
-
-def test_start_request_carries_only_the_options_given() -> None:
-    options = BalancerStartOptions(threshold=0.0, network_topology_enable=False, include_datanodes="a,b")
-    request = wire.start_request(options)
-    assert request.HasField("threshold") and not request.HasField("iterations")
-    assert wire.start_options(request) == options
-    assert wire.start_options(pb.StartContainerBalancerRequestProto()) == BalancerStartOptions()
