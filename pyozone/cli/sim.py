@@ -17,6 +17,7 @@ from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
+from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.balance import BalancerRun
 from pyozone.sim.balance import row_text as balancer_row_text
@@ -182,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
     address = check_options(args)
     faults = parse_faults(args)
     conf = load_configuration(args)
+    if args.balancer:
+        _check_balancer(conf)
     store, state_file, restored, scm_id = None, None, [], None
     if args.data_dir:
         conf.set("ozone.metadata.dirs", args.data_dir)
@@ -228,6 +231,17 @@ def run(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     return 0
+
+
+def _check_balancer(conf) -> None:
+    """--balancer's run must be one SCM would start: its configuration is refused now, not mid-run."""
+    try:
+        ContainerBalancerConfiguration.from_conf(conf).validate(
+            conf.get("ozone.scm.container.size"),
+            conf.get("hdds.scm.replication.event.timeout.datanode.offset"),
+        )
+    except ConfigError as e:
+        raise CLIError(f"--balancer: {e}") from None
 
 
 def _scm_faults(args: argparse.Namespace) -> list[Fault]:

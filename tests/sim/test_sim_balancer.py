@@ -178,6 +178,10 @@ def test_cli_shows_the_spread_narrowing(cli: Callable[..., Any]) -> None:
     [
         (("--add-empty-datanodes", "-1"), "--add-empty-datanodes must not be negative"),
         (("--scm-ha", "--balancer"), "not with --scm-ha"),
+        (
+            ("--balancer", "-D", CB + "move.replication.timeout=70m"),
+            "--balancer: hdds.container.balancer.move.replication.timeout should be less than",
+        ),
     ],
 )
 def test_cli_refuses_bad_balancer_options(
