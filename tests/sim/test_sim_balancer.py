@@ -192,28 +192,31 @@ def test_cli_refuses_bad_balancer_options(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3000)
+@pytest.mark.timeout(3600)
 def test_a_million_containers_on_200_datanodes_with_20_empty_ones() -> None:
     """Issue 32's proof at scale: 200 datanodes (10 racks) holding a million containers, 20 empty ones
-    added; every datanode ends within the threshold in a bounded number of iterations, racks kept."""
+    added; every datanode ends within the threshold in a bounded number of iterations, racks kept. The
+    disks are large (480 TB: the average is near 10.4 %, so an empty datanode is within the threshold
+    past ~2 TB) and a datanode takes or gives 1 TB an iteration: some 8,000 moves, minutes of simulation."""
     c = skewed_cluster(
         datanodes=200,
         racks=10,
         containers=1_000_000,
         empty=20,
-        capacity=128 * TB,
+        capacity=480 * TB,
         overrides={
-            CB + "datanodes.involved.max.percentage.per.iteration": "100",
-            CB + "size.entering.target.max": "20TB",
-            CB + "size.leaving.source.max": "2TB",
-            CB + "size.moved.max.per.iteration": "400TB",
+            "hdds.container.report.interval": "6h",
+            CB + "size.entering.target.max": "1TB",
+            CB + "size.leaving.source.max": "1TB",
+            CB + "size.moved.max.per.iteration": "100TB",
         },
     )
     scm = c.scm
-    assert not UtilizationSpread.of(scm).within(0.1)
+    before = UtilizationSpread.of(scm)
+    assert before.low == 0.0 and not before.within(0.1), before
+    started = record_moves(c, lambda cid, source: None)
     scm.balancer.start()
     assert c.run_until(lambda: not scm.balancer.is_running(), 48 * 60 * MINUTE, step_ms=10 * MINUTE)
-    assert UtilizationSpread.of(scm).within(0.1)
+    assert UtilizationSpread.of(scm).within(0.1), UtilizationSpread.of(scm)
     assert len(scm.balancer.iteration_statuses()) <= 10
-    sample = list(scm.containers.container_ids())[::997]
-    assert all(len(racks_of(c, cid)) >= 2 for cid in sample)
+    assert all(len(racks_of(c, cid)) >= 2 for cid in set(started))
