@@ -61,7 +61,7 @@ from pyozone.hdds.messages import (
 )
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.ratis.settings import RaftSettings
-from pyozone.scm.node.storage_report import node_report
+from pyozone.scm.node.storage_report import TB, node_report
 
 
 @dataclass(slots=True)
@@ -143,6 +143,7 @@ class SimDatanode:
             "ip": d.ip_address,
             "rack": d.network_location,
             "dataDisks": len(self.report.storage),
+            "diskCapacity": self.report.storage[0].capacity if self.report.storage else 0,
             "metadataDisks": len(self.report.metadata_storage),
             "opState": self.op_state.name,
             "opStateExpiry": self.op_state_expiry,
@@ -166,7 +167,8 @@ class SimDatanode:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SimDatanode:
         details = DatanodeDetails(data["uuid"], data["hostname"], data["ip"], network_location=data["rack"])
-        node = cls(details, node_report(data["uuid"], data["dataDisks"], data["metadataDisks"]))
+        capacity = data.get("diskCapacity") or 8 * TB  # saved before the capacity was: the default
+        node = cls(details, node_report(data["uuid"], data["dataDisks"], data["metadataDisks"], capacity))
         node.op_state = NodeOperationalState[data["opState"]]
         node.op_state_expiry = data["opStateExpiry"]
         node.pipelines = {pid: tuple(members) for pid, members in data["pipelines"].items()}
@@ -182,6 +184,7 @@ class SimDatanode:
                 r["index"],
                 r["empty"],
             )
+        node.report = report_with_used(node.report, sum(r.used_bytes for r in node.replicas.values()))
         return node
 
     def container_report(self) -> tuple[ContainerReplicaReport, ...]:

@@ -20,6 +20,7 @@ from pyozone.hdds.states import LifeCycleState, NodeState, ReplicaState
 from pyozone.scm.balancer.move_manager import MoveResult
 from pyozone.sim.balance import UtilizationSpread
 from pyozone.sim.cluster import SimCluster
+from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.populate import place_closed_containers
 
 MINUTE = 60_000
@@ -220,3 +221,14 @@ def test_a_million_containers_on_200_datanodes_with_20_empty_ones() -> None:
     assert UtilizationSpread.of(scm).within(0.1), UtilizationSpread.of(scm)
     assert len(scm.balancer.iteration_statuses()) <= 10
     assert all(len(racks_of(c, cid)) >= 2 for cid in set(started))
+
+
+def test_a_restored_datanode_reports_its_replicas_bytes() -> None:
+    """`pyozone sim --data-dir` saves the datanodes and restores them: the disk's size and the bytes its
+    replicas hold come back in the node report the balancer reads."""
+    c = skewed_cluster(datanodes=3, racks=1, containers=30, empty=0)
+    for saved in c.saved_datanodes():
+        node = c.datanodes[saved["uuid"]]
+        restored = SimDatanode.from_dict(saved)
+        assert restored.report.storage[0].capacity == TB
+        assert restored.report.storage[0].used == node.report.storage[0].used > 0
