@@ -196,7 +196,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.datanode.http-address", T, "0.0.0.0:9882", "Datanode web UI and readiness address"),
     _k("hdds.datanode.http-bind-host", T, "0.0.0.0", "Host the datanode's web server listens on"),
     _k("hdds.datanode.replication.queue.limit", N, "4096", "Replication commands queued on a datanode"),
-    _k("hdds.datanode.dir.du.reserved", S, "0B", "Space kept free on every data volume"),
+    _k("hdds.datanode.dir.du.reserved", S, "0B", "Space for other uses than Ozone on each data volume"),
     _k("hdds.datanode.volume.min.free.space", S, "20GB", "Free-space floor of a data volume (bytes)"),
     _k("hdds.datanode.volume.min.free.space.percent", P, "0.02", "Floor as a fraction of the capacity"),
     _k("hdds.container.scrub.enabled", B, "true", "Run the background container scanner"),
