@@ -17,7 +17,10 @@ from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
+from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.store.version import StorageError, open_scm_store
+from pyozone.sim.balance import BalancerRun
+from pyozone.sim.balance import row_text as balancer_row_text
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.failover import FailoverWatch
@@ -65,6 +68,19 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="place N closed RATIS/THREE containers on the datanodes once SCM leaves safe mode",
+    )
+    sim.add_argument(
+        "--add-empty-datanodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N empty datanodes once the containers are placed (one rack after another)",
+    )
+    sim.add_argument(
+        "--balancer",
+        action="store_true",
+        help="start the Container Balancer (hdds.container.balancer.* in force) once SCM is ready and the "
+        "added datanodes are healthy; each row tells the datanodes' utilization spread",
     )
     sim.add_argument(
         "--serve",
@@ -140,6 +156,10 @@ def check_options(args: argparse.Namespace) -> HostPort | None:
     given_path(args.data_dir, "--data-dir")
     if args.containers and args.data_dir:
         raise CLIError("--containers places containers in memory only: it cannot be used with --data-dir")
+    if args.add_empty_datanodes < 0:
+        raise CLIError("--add-empty-datanodes must not be negative")
+    if args.scm_ha and (args.balancer or args.add_empty_datanodes):
+        raise CLIError("--balancer and --add-empty-datanodes run on one SCM: not with --scm-ha")
     if args.speed <= 0:
         raise CLIError("--speed must be positive")
     if (args.kill_scm_leader or args.partition_scm_leader) and not args.scm_ha:
@@ -163,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
     address = check_options(args)
     faults = parse_faults(args)
     conf = load_configuration(args)
+    if args.balancer:
+        _check_balancer(conf)
     store, state_file, restored, scm_id = None, None, [], None
     if args.data_dir:
         conf.set("ozone.metadata.dirs", args.data_dir)
@@ -195,9 +217,12 @@ def run(args: argparse.Namespace) -> int:
             epoch_ms=None if address is None else time.time_ns() // 1_000_000 - int(args.minutes * 60_000),
         )
         place = PlaceAtSafeModeExit(cluster, args.containers, _placed(args.json))
+        balance = BalancerRun(
+            cluster, args.add_empty_datanodes, args.balancer, lambda: place.pending == 0, args.racks
+        )
         if not args.json:
             print(HEADER)
-        _run_minutes(cluster, args, faults, place)
+        _run_minutes(cluster, args, faults, place, balance=balance)
         if state_file is not None:
             _save_datanodes(state_file, cluster)
         if address is not None:
@@ -206,6 +231,17 @@ def run(args: argparse.Namespace) -> int:
         if store is not None:
             store.close()
     return 0
+
+
+def _check_balancer(conf) -> None:
+    """--balancer's run must be one SCM would start: its configuration is refused now, not mid-run."""
+    try:
+        ContainerBalancerConfiguration.from_conf(conf).validate(
+            conf.get("ozone.scm.container.size"),
+            conf.get("hdds.scm.replication.event.timeout.datanode.offset"),
+        )
+    except ConfigError as e:
+        raise CLIError(f"--balancer: {e}") from None
 
 
 def _scm_faults(args: argparse.Namespace) -> list[Fault]:
@@ -242,6 +278,7 @@ def _run_minutes(
     faults: list[Fault],
     place,
     watch: FailoverWatch | None = None,
+    balance: BalancerRun | None = None,
 ) -> None:
     """The rows of the run, one every --every virtual minutes, with the faults at their minutes (and, with
     SCM HA, each new ready leader)."""
@@ -267,6 +304,11 @@ def _run_minutes(
         place()
         status = cluster_status(cluster.scm, cluster.clock.now_ms())
         print(json.dumps(status.to_dict()) if args.json else format_row(status))
+        if balance is not None:
+            balance()
+            row = balance.row()
+            if row is not None:
+                print(json.dumps(row) if args.json else balancer_row_text(row))
 
 
 def _tell(watch: FailoverWatch | None, as_json: bool) -> None:

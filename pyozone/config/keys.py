@@ -32,6 +32,7 @@ def _k(name: str, kind: Kind, default: str | None, description: str, unit: str =
 
 D, S, N, F, P, B, T = Kind.DURATION, Kind.SIZE, Kind.INT, Kind.FLOAT, Kind.FRACTION, Kind.BOOL, Kind.STRING
 RM = "hdds.scm.replication."
+CB = "hdds.container.balancer."
 
 KEYS: tuple[ConfigKey, ...] = (
     # --- node / heartbeat (2.1)
@@ -104,6 +105,21 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(RM + "datanode.ops.limit.enabled", B, "false", "Count replication work per source and target node"),
     _k(RM + "datanode.ops.limit", N, "10", "Units a node may get per iteration when the above is on"),
     _k("ozone.scm.expired.container.replica.op.scrub.interval", D, "5m", "Pending replica op scrub period"),
+    # --- container balancer (ContainerBalancerConfiguration)
+    _k(CB + "utilization.threshold", F, "10", "Balanced: every datanode within this % of the average"),
+    _k(CB + "datanodes.involved.max.percentage.per.iteration", N, "20", "% of datanodes one iteration uses"),
+    _k(CB + "size.moved.max.per.iteration", S, "500GB", "Bytes one iteration moves at most"),
+    _k(CB + "size.entering.target.max", S, "26GB", "Bytes entering one target per iteration at most"),
+    _k(CB + "size.leaving.source.max", S, "26GB", "Bytes leaving one source per iteration at most"),
+    _k(CB + "iterations", N, "10", "Iterations a run makes (-1: until balanced or stopped)"),
+    _k(CB + "exclude.containers", T, "", "Container ids never moved, e.g. '1,4,5'"),
+    _k(CB + "move.timeout", D, "65m", "Time a container move may take"),
+    _k(CB + "move.replication.timeout", D, "50m", "Of the move timeout, the time its replication may take"),
+    _k(CB + "balancing.iteration.interval", D, "70m", "Wait between two iterations"),
+    _k(CB + "include.datanodes", T, "", "Only these datanodes (hostnames or IPs, comma separated)"),
+    _k(CB + "exclude.datanodes", T, "", "Datanodes never balanced (hostnames or IPs, comma separated)"),
+    _k(CB + "move.networkTopology.enable", B, "false", "Prefer targets near the source (not supported)"),
+    _k(CB + "trigger.du.before.move.enable", B, "false", "Run du on datanodes first (not supported)"),
     # --- block deletion (2.5)
     _k("hdds.scm.block.deletion.per-interval.max", N, "500000", "Blocks sent for deletion per run"),
     _k("hdds.scm.block.deleting.service.interval", D, "60s", "Block deleting service period"),
@@ -180,7 +196,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("hdds.datanode.http-address", T, "0.0.0.0:9882", "Datanode web UI and readiness address"),
     _k("hdds.datanode.http-bind-host", T, "0.0.0.0", "Host the datanode's web server listens on"),
     _k("hdds.datanode.replication.queue.limit", N, "4096", "Replication commands queued on a datanode"),
-    _k("hdds.datanode.dir.du.reserved", S, "0B", "Space kept free on every data volume"),
+    _k("hdds.datanode.dir.du.reserved", S, "0B", "Space for other uses than Ozone on each data volume"),
     _k("hdds.datanode.volume.min.free.space", S, "20GB", "Free-space floor of a data volume (bytes)"),
     _k("hdds.datanode.volume.min.free.space.percent", P, "0.02", "Floor as a fraction of the capacity"),
     _k("hdds.container.scrub.enabled", B, "true", "Run the background container scanner"),

@@ -9,6 +9,7 @@ from pyozone.config.configuration import ConfigError, OzoneConfiguration
 from pyozone.config.keys import KEYS, Kind
 
 RM = "hdds.scm.replication."
+CB = "hdds.container.balancer."
 
 # (keys, predicate over their typed values, the rule in words). Fraction keys are range-checked by
 # their Kind when parsed, so they have no row here.
@@ -35,6 +36,10 @@ RULES: tuple[Rule, ...] = (
         lambda lim, w: lim >= w,
         "the replication limit must be >= the reconstruction weight",
     ),
+    ((CB + "utilization.threshold",), lambda v: 0 <= v < 100, "must be a percentage from 0 to below 100"),
+    ((CB + "datanodes.involved.max.percentage.per.iteration",), lambda v: 0 <= v <= 100, "must be 0 to 100"),
+    ((CB + "iterations",), lambda v: v == -1 or v > 0, "must be > 0, or -1 to run until balanced"),
+    ((CB + "size.moved.max.per.iteration",), lambda v: v > 0, "must be > 0"),
     (("hdds.scm.block.deletion.per-interval.max",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),

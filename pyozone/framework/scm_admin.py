@@ -14,6 +14,7 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.framework.scm_errors import ScmClientError, scm_error, scm_malformed
 from pyozone.framework.scm_failover import FailoverStub, ScmNodes, channel_stubs
+from pyozone.hdds.balancer import BalancerStartOptions, BalancerStartResult, BalancerStatusInfo
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.errors import ProtocolError
 from pyozone.hdds.ids import ReplicationConfig
@@ -23,6 +24,7 @@ from pyozone.hdds.safemode_status import RuleStatus
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.states import LifeCycleState
 from pyozone.protocol import admin as wire
+from pyozone.protocol import admin_balancer as balancer_wire
 from pyozone.protocol.admin import ContainerQuery, ContainerWithPipeline, ReplicaLocation, ScmInfo
 from pyozone.protocol.admin_records import ContainerView, DatanodeListing, PipelineView
 from pyozone.protocol.snapshot import SnapshotChunk, snapshot_chunk_from_proto, snapshot_request
@@ -213,6 +215,32 @@ class ScmAdminClient(ScmClient):
             self._stub.getReplicationManagerStatus,
             wire.empty_request("getReplicationManagerStatus"),
             wire.rm_status_from_proto,
+        )
+
+    # ------------------------------------------------------------------ container balancer
+    def start_container_balancer(self, options: BalancerStartOptions) -> BalancerStartResult:
+        """On the leader; a refusal is the result's message (Ozone's StartContainerBalancerResponseProto)."""
+        return self._call(
+            self._stub.startContainerBalancer,
+            balancer_wire.start_request(options),
+            balancer_wire.start_result,
+        )
+
+    def stop_container_balancer(self) -> None:
+        self._call(self._stub.stopContainerBalancer, wire.empty_request("stopContainerBalancer"), _none)
+
+    def container_balancer_running(self) -> bool:
+        return self._call(
+            self._stub.getContainerBalancerStatus,
+            wire.empty_request("getContainerBalancerStatus"),
+            balancer_wire.status_running,
+        )
+
+    def container_balancer_status_info(self) -> BalancerStatusInfo:
+        return self._call(
+            self._stub.getContainerBalancerStatusInfo,
+            wire.empty_request("getContainerBalancerStatusInfo"),
+            balancer_wire.status_info,
         )
 
     # ------------------------------------------------------------------ SCM HA

@@ -416,6 +416,162 @@ class ReplicationManagerStatusResponseProto(_message.Message):
     isRunning: bool
     def __init__(self, isRunning: _Optional[bool] = ...) -> None: ...
 
+class StartContainerBalancerRequestProto(_message.Message):
+    __slots__ = ("traceID", "threshold", "maxSizeToMovePerIterationInGB", "maxSizeEnteringTargetInGB", "maxSizeLeavingSourceInGB", "maxDatanodesPercentageToInvolvePerIteration", "iterations", "balancingInterval", "moveTimeout", "moveReplicationTimeout", "networkTopologyEnable", "includeNodes", "excludeNodes")
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    MAXSIZETOMOVEPERITERATIONINGB_FIELD_NUMBER: _ClassVar[int]
+    MAXSIZEENTERINGTARGETINGB_FIELD_NUMBER: _ClassVar[int]
+    MAXSIZELEAVINGSOURCEINGB_FIELD_NUMBER: _ClassVar[int]
+    MAXDATANODESPERCENTAGETOINVOLVEPERITERATION_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    BALANCINGINTERVAL_FIELD_NUMBER: _ClassVar[int]
+    MOVETIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    MOVEREPLICATIONTIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    NETWORKTOPOLOGYENABLE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDENODES_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDENODES_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    threshold: float
+    maxSizeToMovePerIterationInGB: int
+    maxSizeEnteringTargetInGB: int
+    maxSizeLeavingSourceInGB: int
+    maxDatanodesPercentageToInvolvePerIteration: int
+    iterations: int
+    balancingInterval: int
+    moveTimeout: int
+    moveReplicationTimeout: int
+    networkTopologyEnable: bool
+    includeNodes: str
+    excludeNodes: str
+    def __init__(self, traceID: _Optional[str] = ..., threshold: _Optional[float] = ..., maxSizeToMovePerIterationInGB: _Optional[int] = ..., maxSizeEnteringTargetInGB: _Optional[int] = ..., maxSizeLeavingSourceInGB: _Optional[int] = ..., maxDatanodesPercentageToInvolvePerIteration: _Optional[int] = ..., iterations: _Optional[int] = ..., balancingInterval: _Optional[int] = ..., moveTimeout: _Optional[int] = ..., moveReplicationTimeout: _Optional[int] = ..., networkTopologyEnable: _Optional[bool] = ..., includeNodes: _Optional[str] = ..., excludeNodes: _Optional[str] = ...) -> None: ...
+
+class StartContainerBalancerResponseProto(_message.Message):
+    __slots__ = ("start", "message")
+    START_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    start: bool
+    message: str
+    def __init__(self, start: _Optional[bool] = ..., message: _Optional[str] = ...) -> None: ...
+
+class StopContainerBalancerRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class StopContainerBalancerResponseProto(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ContainerBalancerStatusRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class ContainerBalancerStatusResponseProto(_message.Message):
+    __slots__ = ("isRunning",)
+    ISRUNNING_FIELD_NUMBER: _ClassVar[int]
+    isRunning: bool
+    def __init__(self, isRunning: _Optional[bool] = ...) -> None: ...
+
+class ContainerBalancerConfigurationProto(_message.Message):
+    __slots__ = ("utilizationThreshold", "datanodesInvolvedMaxPercentagePerIteration", "sizeMovedMaxPerIteration", "sizeEnteringTargetMax", "sizeLeavingSourceMax", "iterations", "excludeContainers", "moveTimeout", "balancingIterationInterval", "includeDatanodes", "excludeDatanodes", "moveNetworkTopologyEnable", "triggerDuBeforeMoveEnable", "shouldRun", "nextIterationIndex", "moveReplicationTimeout")
+    UTILIZATIONTHRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    DATANODESINVOLVEDMAXPERCENTAGEPERITERATION_FIELD_NUMBER: _ClassVar[int]
+    SIZEMOVEDMAXPERITERATION_FIELD_NUMBER: _ClassVar[int]
+    SIZEENTERINGTARGETMAX_FIELD_NUMBER: _ClassVar[int]
+    SIZELEAVINGSOURCEMAX_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDECONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    MOVETIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    BALANCINGITERATIONINTERVAL_FIELD_NUMBER: _ClassVar[int]
+    INCLUDEDATANODES_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDEDATANODES_FIELD_NUMBER: _ClassVar[int]
+    MOVENETWORKTOPOLOGYENABLE_FIELD_NUMBER: _ClassVar[int]
+    TRIGGERDUBEFOREMOVEENABLE_FIELD_NUMBER: _ClassVar[int]
+    SHOULDRUN_FIELD_NUMBER: _ClassVar[int]
+    NEXTITERATIONINDEX_FIELD_NUMBER: _ClassVar[int]
+    MOVEREPLICATIONTIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    utilizationThreshold: str
+    datanodesInvolvedMaxPercentagePerIteration: int
+    sizeMovedMaxPerIteration: int
+    sizeEnteringTargetMax: int
+    sizeLeavingSourceMax: int
+    iterations: int
+    excludeContainers: str
+    moveTimeout: int
+    balancingIterationInterval: int
+    includeDatanodes: str
+    excludeDatanodes: str
+    moveNetworkTopologyEnable: bool
+    triggerDuBeforeMoveEnable: bool
+    shouldRun: bool
+    nextIterationIndex: int
+    moveReplicationTimeout: int
+    def __init__(self, utilizationThreshold: _Optional[str] = ..., datanodesInvolvedMaxPercentagePerIteration: _Optional[int] = ..., sizeMovedMaxPerIteration: _Optional[int] = ..., sizeEnteringTargetMax: _Optional[int] = ..., sizeLeavingSourceMax: _Optional[int] = ..., iterations: _Optional[int] = ..., excludeContainers: _Optional[str] = ..., moveTimeout: _Optional[int] = ..., balancingIterationInterval: _Optional[int] = ..., includeDatanodes: _Optional[str] = ..., excludeDatanodes: _Optional[str] = ..., moveNetworkTopologyEnable: _Optional[bool] = ..., triggerDuBeforeMoveEnable: _Optional[bool] = ..., shouldRun: _Optional[bool] = ..., nextIterationIndex: _Optional[int] = ..., moveReplicationTimeout: _Optional[int] = ...) -> None: ...
+
+class NodeTransferInfoProto(_message.Message):
+    __slots__ = ("uuid", "dataVolume")
+    UUID_FIELD_NUMBER: _ClassVar[int]
+    DATAVOLUME_FIELD_NUMBER: _ClassVar[int]
+    uuid: str
+    dataVolume: int
+    def __init__(self, uuid: _Optional[str] = ..., dataVolume: _Optional[int] = ...) -> None: ...
+
+class ContainerBalancerTaskIterationStatusInfoProto(_message.Message):
+    __slots__ = ("iterationNumber", "iterationResult", "sizeScheduledForMove", "dataSizeMoved", "containerMovesScheduled", "containerMovesCompleted", "containerMovesFailed", "containerMovesTimeout", "sizeEnteringNodes", "sizeLeavingNodes", "iterationDuration", "datanodesInvolved")
+    ITERATIONNUMBER_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONRESULT_FIELD_NUMBER: _ClassVar[int]
+    SIZESCHEDULEDFORMOVE_FIELD_NUMBER: _ClassVar[int]
+    DATASIZEMOVED_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERMOVESSCHEDULED_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERMOVESCOMPLETED_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERMOVESFAILED_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERMOVESTIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    SIZEENTERINGNODES_FIELD_NUMBER: _ClassVar[int]
+    SIZELEAVINGNODES_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONDURATION_FIELD_NUMBER: _ClassVar[int]
+    DATANODESINVOLVED_FIELD_NUMBER: _ClassVar[int]
+    iterationNumber: int
+    iterationResult: str
+    sizeScheduledForMove: int
+    dataSizeMoved: int
+    containerMovesScheduled: int
+    containerMovesCompleted: int
+    containerMovesFailed: int
+    containerMovesTimeout: int
+    sizeEnteringNodes: _containers.RepeatedCompositeFieldContainer[NodeTransferInfoProto]
+    sizeLeavingNodes: _containers.RepeatedCompositeFieldContainer[NodeTransferInfoProto]
+    iterationDuration: int
+    datanodesInvolved: int
+    def __init__(self, iterationNumber: _Optional[int] = ..., iterationResult: _Optional[str] = ..., sizeScheduledForMove: _Optional[int] = ..., dataSizeMoved: _Optional[int] = ..., containerMovesScheduled: _Optional[int] = ..., containerMovesCompleted: _Optional[int] = ..., containerMovesFailed: _Optional[int] = ..., containerMovesTimeout: _Optional[int] = ..., sizeEnteringNodes: _Optional[_Iterable[_Union[NodeTransferInfoProto, _Mapping]]] = ..., sizeLeavingNodes: _Optional[_Iterable[_Union[NodeTransferInfoProto, _Mapping]]] = ..., iterationDuration: _Optional[int] = ..., datanodesInvolved: _Optional[int] = ...) -> None: ...
+
+class ContainerBalancerStatusInfoProto(_message.Message):
+    __slots__ = ("startedAt", "configuration", "iterationsStatusInfo")
+    STARTEDAT_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONSSTATUSINFO_FIELD_NUMBER: _ClassVar[int]
+    startedAt: int
+    configuration: ContainerBalancerConfigurationProto
+    iterationsStatusInfo: _containers.RepeatedCompositeFieldContainer[ContainerBalancerTaskIterationStatusInfoProto]
+    def __init__(self, startedAt: _Optional[int] = ..., configuration: _Optional[_Union[ContainerBalancerConfigurationProto, _Mapping]] = ..., iterationsStatusInfo: _Optional[_Iterable[_Union[ContainerBalancerTaskIterationStatusInfoProto, _Mapping]]] = ...) -> None: ...
+
+class ContainerBalancerStatusInfoRequestProto(_message.Message):
+    __slots__ = ("traceID",)
+    TRACEID_FIELD_NUMBER: _ClassVar[int]
+    traceID: str
+    def __init__(self, traceID: _Optional[str] = ...) -> None: ...
+
+class ContainerBalancerStatusInfoResponseProto(_message.Message):
+    __slots__ = ("isRunning", "containerBalancerStatusInfo")
+    ISRUNNING_FIELD_NUMBER: _ClassVar[int]
+    CONTAINERBALANCERSTATUSINFO_FIELD_NUMBER: _ClassVar[int]
+    isRunning: bool
+    containerBalancerStatusInfo: ContainerBalancerStatusInfoProto
+    def __init__(self, isRunning: _Optional[bool] = ..., containerBalancerStatusInfo: _Optional[_Union[ContainerBalancerStatusInfoProto, _Mapping]] = ...) -> None: ...
+
 class TransferLeadershipRequestProto(_message.Message):
     __slots__ = ("newLeaderId",)
     NEWLEADERID_FIELD_NUMBER: _ClassVar[int]

@@ -26,6 +26,7 @@ from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion, NodeReport
 from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat, PipelineReport
 from pyozone.hdds.states import SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
+from pyozone.scm.balancer.balancer import ContainerBalancer
 from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 from pyozone.scm.block.deleting_service import SCMBlockDeletingService
 from pyozone.scm.block.manager import BlockManager
@@ -110,6 +111,17 @@ class StorageContainerManager:
             self.pipelines,
             self.services_ready,
             self.rng,
+        )
+        self.balancer = ContainerBalancer(
+            conf,
+            clock,
+            store,
+            self.context,
+            self.nodes,
+            self.containers,
+            self.replication,
+            in_safe_mode=lambda: self.safe_mode.in_safe_mode(),
+            services_ready=self.services_ready,
         )
         self.admin_monitor = DatanodeAdminMonitor(
             clock,
@@ -248,13 +260,15 @@ class StorageContainerManager:
         self.creator.create_pipelines()
 
     def tick(self) -> None:
-        """Runs every periodic service that is due, one-shot pipeline creation, and due timers."""
+        """Runs every periodic service that is due, one-shot pipeline creation, due timers, and the
+        Container Balancer's run (balancer/balancer.py)."""
         now = self.clock.now_ms()
         for task in self.tasks:
             task.run_if_due(now)
         if self.creator.one_shot and self._creator_running():
             self.creator.create_pipelines()
         self.timers.run_due(now)
+        self.balancer.tick()
 
     # ------------------------------------------------------------------ datanode protocol
     def register(

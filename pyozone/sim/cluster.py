@@ -27,7 +27,7 @@ from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.messages import ContainerAction, ContainerActionReason, ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.topology import NetworkTopology
-from pyozone.scm.node.storage_report import node_report
+from pyozone.scm.node.storage_report import TB, node_report
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode, step_pipeline
@@ -48,13 +48,16 @@ class SimCluster:
         store: SCMMetadataStore | None = None,
         restored: Sequence[SimDatanode] = (),
         epoch_ms: int | None = None,
+        disk_capacity: int = TB * 8,
     ) -> None:
-        """`epoch_ms`: the wall time at virtual time 0 (default: a fixed instant, for reproducible runs)."""
+        """`epoch_ms`: the wall time at virtual time 0 (default: a fixed instant, for reproducible runs);
+        `disk_capacity`: the bytes of each data volume of the datanodes added."""
         self.conf = conf or OzoneConfiguration()
         self.clock = ManualClock() if epoch_ms is None else ManualClock(epoch_ms=epoch_ms)
         self.store = store or SCMMetadataStore.in_memory()
         self.rng = random.Random(seed)
         self.tick_ms = tick_ms
+        self.disk_capacity = disk_capacity
         self.heartbeat_ms: int = self.conf.get("hdds.heartbeat.interval")
         self._racks: dict[str, str] = {}
         self.datanodes: dict[str, SimDatanode] = {}
@@ -99,7 +102,8 @@ class SimCluster:
         details = DatanodeDetails(
             uuid, f"dn{n + 1}.sim", f"10.0.{n // 250}.{n % 250 + 1}", network_location=rack
         )
-        self._add(SimDatanode(details, node_report(uuid, data_disks, metadata_disks)), first_heartbeat_ms)
+        report = node_report(uuid, data_disks, metadata_disks, disk_capacity=self.disk_capacity)
+        self._add(SimDatanode(details, report), first_heartbeat_ms)
         return uuid
 
     def _add(self, node: SimDatanode, first_heartbeat_ms: int) -> None:

@@ -49,7 +49,7 @@ from pyozone.hdds.commands import (
     SCMCommand,
     SetNodeOperationalStateCommand,
 )
-from pyozone.hdds.datanode import DatanodeDetails, NodeReport
+from pyozone.hdds.datanode import DatanodeDetails, NodeReport, StorageReport
 from pyozone.hdds.messages import (
     CommandStatusReport,
     ContainerAction,
@@ -61,7 +61,7 @@ from pyozone.hdds.messages import (
 )
 from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.ratis.settings import RaftSettings
-from pyozone.scm.node.storage_report import node_report
+from pyozone.scm.node.storage_report import TB, node_report
 
 
 @dataclass(slots=True)
@@ -143,6 +143,7 @@ class SimDatanode:
             "ip": d.ip_address,
             "rack": d.network_location,
             "dataDisks": len(self.report.storage),
+            "diskCapacity": self.report.storage[0].capacity if self.report.storage else 0,
             "metadataDisks": len(self.report.metadata_storage),
             "opState": self.op_state.name,
             "opStateExpiry": self.op_state_expiry,
@@ -166,7 +167,8 @@ class SimDatanode:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SimDatanode:
         details = DatanodeDetails(data["uuid"], data["hostname"], data["ip"], network_location=data["rack"])
-        node = cls(details, node_report(data["uuid"], data["dataDisks"], data["metadataDisks"]))
+        capacity = data.get("diskCapacity") or 8 * TB  # saved before the capacity was: the default
+        node = cls(details, node_report(data["uuid"], data["dataDisks"], data["metadataDisks"], capacity))
         node.op_state = NodeOperationalState[data["opState"]]
         node.op_state_expiry = data["opStateExpiry"]
         node.pipelines = {pid: tuple(members) for pid, members in data["pipelines"].items()}
@@ -182,6 +184,7 @@ class SimDatanode:
                 r["index"],
                 r["empty"],
             )
+        node.report = report_with_used(node.report, sum(r.used_bytes for r in node.replicas.values()))
         return node
 
     def container_report(self) -> tuple[ContainerReplicaReport, ...]:
@@ -219,13 +222,21 @@ class SimDatanode:
 
     # ------------------------------------------------------------------ replicas
     def set_replica(self, replica: ContainerReplicaReport) -> None:
+        """A replica written, copied in or changed; its bytes count in the node report's used space (the
+        balancer reads utilization from node reports)."""
+        old = self.replicas.get(replica.container_id)
         self.replicas[replica.container_id] = replica
         self.pending_icr[replica.container_id] = replica
+        grown = replica.used_bytes - (0 if old is None else old.used_bytes)
+        if grown:
+            self.report = report_with_used(self.report, grown)
 
     def drop_replica(self, container_id: int) -> None:
         replica = self.replicas.pop(container_id, None)
         if replica is not None:
             self.pending_icr[container_id] = replace(replica, state=ReplicaState.DELETED)
+            if replica.used_bytes:
+                self.report = report_with_used(self.report, -replica.used_bytes)
 
     # ------------------------------------------------------------------ commands
     def start_process(self, limits: QueueLimits) -> None:
@@ -486,6 +497,19 @@ def step_pipeline(
         and len(leaders) == 1
         and len({views[n.uuid].term for n in connected}) == 1
     )
+
+
+def report_with_used(report: NodeReport, extra: int) -> NodeReport:
+    """The node report after its healthy data volumes took `extra` bytes between them (or freed them,
+    when negative), each volume kept between empty and full."""
+    healthy = [s for s in report.storage if not s.failed]
+    share = extra // max(1, len(healthy))
+    return replace(report, storage=tuple(s if s.failed else _fill(s, share) for s in report.storage))
+
+
+def _fill(storage: StorageReport, extra: int) -> StorageReport:
+    used = max(0, min(storage.capacity, storage.used + extra))
+    return replace(storage, used=used, remaining=storage.capacity - used)
 
 
 _REPLICABLE = (ReplicaState.CLOSED, ReplicaState.QUASI_CLOSED, ReplicaState.UNHEALTHY)

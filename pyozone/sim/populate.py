@@ -19,16 +19,15 @@ import gc
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import replace
 from itertools import zip_longest
 
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
-from pyozone.hdds.datanode import NodeReport, StorageReport
 from pyozone.hdds.ids import RATIS_THREE, DatanodeID
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.scm.block.sequence_id import CONTAINER_ID
 from pyozone.sim.cluster import SimCluster
+from pyozone.sim.datanode import report_with_used
 
 KEY_BYTES = 16 << 20
 """The average key a closed container's bytes are counted in."""
@@ -58,7 +57,7 @@ def place_closed_containers(cluster: SimCluster, count: int, owner: str = "sim")
         starts = {(i - k) % n for k in range(3)}
         scm.nodes.set_containers(dn, scm.nodes.containers(dn).union(*(ids[p::n] for p in starts)))
         node = cluster.datanodes[dn]
-        node.report = _with_used(node.report, sum(sum(used[p::n]) for p in starts))
+        node.report = report_with_used(node.report, sum(sum(used[p::n]) for p in starts))
     return ids
 
 
@@ -93,18 +92,6 @@ def _rack_interleaved(cluster: SimCluster) -> list[DatanodeID]:
             by_rack[node.details.network_location].append(info.uuid)
     rows = zip_longest(*(by_rack[rack] for rack in sorted(by_rack)))
     return [dn for row in rows for dn in row if dn is not None]
-
-
-def _with_used(report: NodeReport, extra: int) -> NodeReport:
-    """The node report after its healthy data volumes took `extra` bytes between them (each at most full)."""
-    healthy = [s for s in report.storage if not s.failed]
-    share = extra // max(1, len(healthy))
-    return replace(report, storage=tuple(s if s.failed else _fill(s, share) for s in report.storage))
-
-
-def _fill(storage: StorageReport, extra: int) -> StorageReport:
-    used = min(storage.capacity, storage.used + extra)
-    return replace(storage, used=used, remaining=storage.capacity - used)
 
 
 class PlaceAtSafeModeExit:

@@ -31,7 +31,7 @@ START_TIMEOUT_S = 60.0
 SCALE_DATANODES, SCALE_RACKS, SCALE_CONTAINERS = 5_000, 50, 1_000_000
 SCALE_TIMEOUT_S = 600.0
 BUDGET_S = 2.0
-PAGES = ("overview", "pipelines", "datanodes", "containers", "safemode", "charts", "config")
+PAGES = ("overview", "pipelines", "datanodes", "containers", "safemode", "charts", "balancer", "config")
 
 _PAGER = 'return document.querySelector(`main#main [data-pager="${arguments[0]}"]`).dataset.total;'
 _ROW_IDS = """
@@ -134,6 +134,24 @@ def test_a_container_shows_its_three_replicas(sim_url: str, driver: Any) -> None
     assert field(driver, "containerID") == str(container)
     assert field(driver, "state") == "CLOSED"
     assert len(driver.execute_script(_ROW_IDS, "replicas")) == 3
+
+
+def test_the_balancer_page_shows_a_run(tmp_path: Path, driver: Any) -> None:
+    """`pyozone sim --add-empty-datanodes 3 --balancer --serve`: the page shows the run and every datanode's
+    utilization now beside the run's start, the added ones no longer empty."""
+    involve_all = "hdds.container.balancer.datanodes.involved.max.percentage.per.iteration=100"
+    args = ("--minutes", "120", "--every", "30", "--add-empty-datanodes", "3", "--balancer",
+            "--serve-for", "120", "-D", involve_all)  # fmt: skip
+    with sim_serving(tmp_path / "sim.log", 9, 3, 1500, *args) as url:
+        answer = api(url, "/api/v1/balancer")
+        assert answer["status"] == "RUNNING" and answer["iterations"], answer
+        added = [d for d in answer["datanodes"] if d["atStartPercent"] == 0.0]
+        assert len(added) == 3 and all(d["utilizationPercent"] > 0 for d in added), answer["datanodes"]
+        open_page(driver, url, "balancer")
+        assert field(driver, "status").startswith("running since")
+        assert len(driver.execute_script(_ROW_IDS, "balancer-datanodes")) == 12
+        assert driver.execute_script(_ROW_IDS, "balancer-iterations")[0] == "1"
+        screenshot(driver, "sim-balancer")
 
 
 @pytest.mark.slow  # minutes: 5,000 datanodes start and a million containers are placed

@@ -8,6 +8,7 @@ import argparse
 from pyozone.cli.admin import (
     cert,
     container,
+    containerbalancer,
     datanode,
     om,
     pipeline,
@@ -22,5 +23,16 @@ def register(subparsers, parent: argparse.ArgumentParser) -> None:
     admin = subparsers.add_parser("admin", parents=[parent], help="administer a running cluster (SCM)")
     groups = admin.add_subparsers(dest="admin_group", metavar="GROUP")
     groups.required = True
-    for module in (datanode, pipeline, container, safemode, replicationmanager, snapshot, cert, om, scm):
+    for module in (
+        datanode,
+        pipeline,
+        container,
+        safemode,
+        replicationmanager,
+        containerbalancer,
+        snapshot,
+        cert,
+        om,
+        scm,
+    ):
         module.register(groups, parent)

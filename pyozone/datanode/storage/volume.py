@@ -163,16 +163,24 @@ class StorageVolume:
             self._used = max(0, self._used + delta)
 
     def available(self) -> int:
-        """Bytes new data may take: the filesystem's free space less the reserved space (0 if failed, or
-        if the last disk check found no room for its probe)."""
+        """Bytes new data may take: the filesystem's free space less what is left of the reserved space
+        once what other users hold on the disk took its share (0 if failed, or if the last disk check
+        found no room for its probe).
+
+        Ozone's VolumeUsage.getAvailable and getRemainingReserved (HDFS's FsVolumeImpl too): the reserved
+        space is for the disk's other users, so their bytes (size - free - this volume's `used`) count
+        against it. With it covering them, the volume has capacity - used left: datanodes sharing one
+        disk then report their own data, not the disk's.
+        """
         if self.is_failed or self.out_of_space:
             return 0
         try:
-            free = shutil.disk_usage(self.root).free
+            disk = shutil.disk_usage(self.root)
         except OSError as e:
             self.mark_failed(f"cannot stat the filesystem: {e}")
             return 0
-        return max(0, free - self.reserved_bytes)
+        other_used = max(0, disk.total - self.used - disk.free)
+        return max(0, disk.free - max(0, self.reserved_bytes - other_used))
 
     def capacity(self) -> int:
         """The filesystem's size less the reserved space (Ozone's VolumeUsage capacity)."""

@@ -165,6 +165,7 @@ class ScmReplication:
         scm.close_containers.clear()
         scm.admin_monitor.clear()
         scm.replication.clear_leader_state()
+        scm.balancer.clear_leader_state()
         scm.deleted_blocks.clear_leader_state()
 
     def _transaction_info(self, term: int, index: int) -> Op:

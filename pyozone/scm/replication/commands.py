@@ -139,10 +139,17 @@ class ReplicationCommandSender:
         self._queue(replica.datanode, command, self._scm_deadline())
 
     def send_delete(
-        self, container: ContainerInfo, dn: DatanodeID, replica_index: int, force: bool, throttled: bool
+        self,
+        container: ContainerInfo,
+        dn: DatanodeID,
+        replica_index: int,
+        force: bool,
+        throttled: bool,
+        deadline_epoch_ms: int | None = None,
     ) -> None:
         """Delete the replica on `dn` and record the pending DELETE. Throttled deletes are refused
-        (CommandTargetOverloadedError) when the datanode already has delete.container.limit queued."""
+        (CommandTargetOverloadedError) when the datanode already has delete.container.limit queued. The
+        SCM deadline is now + event timeout unless the caller gives one (the balancer's move.timeout)."""
         if throttled:
             queued = self._nodes.total_datanode_command_count(dn, _DELETE)
             if throttle.is_overloaded(queued, self._config.datanode_delete_container_limit):
@@ -154,7 +161,7 @@ class ReplicationCommandSender:
         delete = DeleteContainerCommand(
             container_id=container.container_id, force=force, replica_index=replica_index
         )
-        deadline = self._scm_deadline()
+        deadline = self._scm_deadline() if deadline_epoch_ms is None else deadline_epoch_ms
         command = self._queue(dn, delete, deadline)
         self._pending.schedule_delete(container.container_id, dn, replica_index, command, deadline)
         self._count_delete(replica_index)

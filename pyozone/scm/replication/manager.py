@@ -306,6 +306,14 @@ class ReplicationManager:
             container, self.containers.replicas(container_id), report, NullQueue(), read_only=True
         )
 
+    def replication_health(
+        self, container: ContainerInfo, replicas: Sequence[ContainerReplica]
+    ) -> ContainerHealthState:
+        """Ozone's getContainerReplicationHealth, for the balancer's moves: the chain's read-only verdict
+        on `replicas` (as they are, or as a move would leave them) with the container's pending ops."""
+        report = ReplicationManagerReport(self.config.container_sample_limit)
+        return self._check(container, tuple(replicas), report, NullQueue(), read_only=True)
+
     def healthy_enough_for_offline(
         self, container: ContainerInfo, replicas: tuple[ContainerReplica, ...]
     ) -> bool:

@@ -21,6 +21,7 @@ from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.security.users import AdminRight
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState
 from pyozone.protocol import admin as wire
+from pyozone.protocol import admin_balancer as balancer_wire
 from pyozone.protocol.common import container_id, pipeline_id_from_proto
 from pyozone.protocol.snapshot import snapshot_chunk_to_proto
 from pyozone.rpc import CallContext, StatusCode
@@ -255,6 +256,38 @@ class AdminService:
         self, request: pb.ReplicationManagerStatusRequestProto, context: Context
     ) -> pb.ReplicationManagerStatusResponseProto:
         return wire.rm_status_to_proto(self.core.replication.is_running())
+
+    # ------------------------------------------------------------------ container balancer
+    @rpc
+    async def startContainerBalancer(
+        self, request: pb.StartContainerBalancerRequestProto, context: Context
+    ) -> pb.StartContainerBalancerResponseProto:
+        """Administrators only, on the leader (Ozone's SCMClientProtocolServer): a refusal (SCM's state,
+        the options) is the answer's message."""
+        await self._admins.require(context)
+        return balancer_wire.start_response(
+            self.core.balancer.start_balancer(balancer_wire.start_options(request))
+        )
+
+    @rpc
+    async def stopContainerBalancer(
+        self, request: pb.StopContainerBalancerRequestProto, context: Context
+    ) -> Message:
+        await self._admins.require(context)
+        self.core.balancer.stop()
+        return wire.empty_response("stopContainerBalancer")
+
+    @rpc
+    async def getContainerBalancerStatus(
+        self, request: pb.ContainerBalancerStatusRequestProto, context: Context
+    ) -> pb.ContainerBalancerStatusResponseProto:
+        return balancer_wire.status_response(self.core.balancer.is_running())
+
+    @rpc
+    async def getContainerBalancerStatusInfo(
+        self, request: pb.ContainerBalancerStatusInfoRequestProto, context: Context
+    ) -> pb.ContainerBalancerStatusInfoResponseProto:
+        return balancer_wire.status_info_response(self.core.balancer.status_info())
 
     # ------------------------------------------------------------------ SCM HA
     @rpc

@@ -35,6 +35,15 @@ ReplicationManagerMetrics
   _inflight_ec_deletion: pending replica operations; _under_replicated_queue_size / _over_...
 - replication_manager_metrics_<state>_containers: the last report, per lifecycle state and per health
   state (ContainerHealthState.metric_name: under_replicated_containers, missing_containers, ...)
+ContainerBalancerMetrics
+- container_balancer_metrics_num_iterations_total, ..._num_container_moves_scheduled_total /
+  _completed_total / _failed_total / _timeout_total, ..._data_size_moved_bytes_total: every run since
+  SCM started
+- container_balancer_metrics_num_datanodes_unbalanced, ..._data_size_unbalanced_gb: when the latest
+  iteration started
+- container_balancer_metrics_num_container_moves_scheduled_in_latest_iteration (and _completed_, _failed_,
+  _timeout_), ..._num_datanodes_involved_in_latest_iteration, ..._data_size_moved_in_latest_iteration
+  (bytes), ..._data_size_moved_gb_in_latest_iteration: the iteration under way, else the last one
 SCMHAMetrics (SCM HA only, `register_scm_ha_metrics`: the Raft member's report, ratis_server/raft_gauges.py
 as OM HA's)
 - scmha_metrics_scmha_leader_state{nodeid,leadernodeid}: 1 on the SCM that leads and serves (Ozone's
@@ -69,6 +78,8 @@ PIPELINES = "SCMPipelineMetrics"
 SAFE_MODE = "SafeModeMetrics"
 REPLICATION = "ReplicationManagerMetrics"
 HA = "SCMHAMetrics"
+BALANCER = "ContainerBalancerMetrics"
+_GB = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +96,7 @@ def register_scm_metrics(metrics: MetricsSystem, core: StorageContainerManager) 
     metrics.add_collector(PIPELINES, _PipelineCollector(core))
     metrics.add_collector(SAFE_MODE, _SafeModeCollector(core))
     metrics.add_collector(REPLICATION, _ReplicationCollector(core))
+    metrics.add_collector(BALANCER, _BalancerCollector(core))
     heartbeat = Histogram(
         "scm_heartbeat_seconds",
         "Time SCM took to handle a datanode heartbeat (sendHeartbeat), in seconds",
@@ -249,6 +261,38 @@ class _ReplicationCollector:
             yield _gauge(REPLICATION, f"{_camel(state.name)}Containers", doc, report.stat(state))
         for health in REPORT_HEALTH_STATES:
             yield _gauge(REPLICATION, health.metric_name, health.description, report.stat(health))
+
+
+class _BalancerCollector:
+    def __init__(self, core: StorageContainerManager) -> None:
+        self.core = core
+
+    def collect(self) -> Iterator[Metric]:
+        balancer = self.core.balancer
+        m = balancer.metrics
+        for f in fields(m):
+            if f.name in ("num_datanodes_unbalanced", "data_size_unbalanced_bytes"):
+                continue
+            doc = "Container Balancer, every run: " + f.name.replace("_", " ")
+            yield CounterMetricFamily(f"{snake(BALANCER)}_{f.name}", doc, value=getattr(m, f.name))
+        yield _gauge(
+            BALANCER, "NumDatanodesUnbalanced", "Datanodes outside the threshold", m.num_datanodes_unbalanced
+        )
+        yield _gauge(
+            BALANCER, "DataSizeUnbalancedGB", "GB to move to balance", m.data_size_unbalanced_bytes // _GB
+        )
+        statuses = balancer.iteration_statuses()
+        latest = statuses[-1] if statuses else None
+        for metric, value in (
+            ("NumContainerMovesScheduledInLatestIteration", latest and latest.moves_scheduled),
+            ("NumContainerMovesCompletedInLatestIteration", latest and latest.moves_completed),
+            ("NumContainerMovesFailedInLatestIteration", latest and latest.moves_failed),
+            ("NumContainerMovesTimeoutInLatestIteration", latest and latest.moves_timed_out),
+            ("NumDatanodesInvolvedInLatestIteration", latest and latest.datanodes_involved),
+            ("DataSizeMovedInLatestIteration", latest and latest.size_moved),
+            ("DataSizeMovedGBInLatestIteration", latest and latest.size_moved // _GB),
+        ):
+            yield _gauge(BALANCER, metric, "Container Balancer, latest iteration", value or 0)
 
 
 def _camel(name: str) -> str:

@@ -33,6 +33,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "meta",
     "scmTransactionInfos",
     "datanodeOpStates",
+    "statefulServiceConfig",
 )
 
 INT_KEY_TABLES = frozenset({"containers", "deletedBlocks", "validCerts", "revokedCerts", "joinTokens"})

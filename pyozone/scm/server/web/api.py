@@ -9,6 +9,7 @@ Every path is GET, answers JSON, and paginates its lists (`?offset=&limit=`, ans
     datanodes.py    /api/v1/datanodes, /api/v1/charts/datanodes
     containers.py   /api/v1/containers/report, /api/v1/containers, /api/v1/containers/{id},
                     /api/v1/history/containers
+    balancer.py     /api/v1/balancer
 
 Handlers run on the event loop, between the core's ticks and heartbeats, so each answer is one consistent
 reading of the core. The overview and safe mode are open to every caller; what says where data lives
@@ -21,6 +22,7 @@ from __future__ import annotations
 from pyozone.common.web.api import ApiHandler, guarded
 from pyozone.common.web.ops import ReadCheck
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.server.web.balancer import balancer_api
 from pyozone.scm.server.web.containers import containers_api
 from pyozone.scm.server.web.datanodes import datanodes_api
 from pyozone.scm.server.web.history import ContainerHistory
@@ -41,6 +43,7 @@ def scm_api(
         **pipelines_api(core),
         **datanodes_api(core),
         **containers_api(core, ContainerHistory.attach(core)),
+        **balancer_api(core),
     }
     if may_read is not None:
         placement = guarded(placement, may_read, READERS_ONLY)

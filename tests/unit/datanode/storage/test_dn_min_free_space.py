@@ -147,7 +147,8 @@ def test_a_restarted_datanode_commits_the_space_of_its_open_containers(tmp_path:
 def test_new_containers_go_to_the_volume_above_its_floor(tmp_path: Path, disk: Disk) -> None:
     volumes, containers = open_set(tmp_path, disks=2)
     low, roomy = volumes.data_volumes
-    low.reserved_bytes = 4 * MB + 1  # 8 MB - 1 B left to write on it: under its 8 MB floor
+    low.reserved_bytes = 88 * MB + 4 * MB + 1  # beyond the disk's 88 MB other users: 8 MB - 1 B left,
+    # under its 8 MB floor
     assert low.is_full and not roomy.is_full
     assert {containers.create(cid, DN_UUID, "p1").volume.root for cid in (1, 2, 3)} == {roomy.root}
     volumes.close()

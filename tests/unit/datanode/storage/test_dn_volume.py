@@ -154,7 +154,7 @@ def test_report_tracks_used_incrementally(tmp_path: Path) -> None:
     report = volume.report()
     assert report.storage_uuid == volume.storage_id and report.location == str(tmp_path / "disk")
     assert report.capacity > 0 and report.used == 0 and not report.failed
-    assert 0 < report.remaining <= shutil.disk_usage(tmp_path).free - (1 << 20)
+    assert 0 < report.remaining <= shutil.disk_usage(tmp_path).free  # the disk's other users hold > 1 MB
     volume.add_used(5000)
     volume.add_used(-1000)
     assert volume.report().used == 4000
@@ -165,6 +165,30 @@ def test_reserved_space_makes_a_volume_full(tmp_path: Path) -> None:
     volume = loaded(tmp_path / "disk", reserved=1 << 62)
     assert volume.is_full and volume.report().remaining == 0 and not volume.is_failed
     volume.close()
+
+
+MB = 1 << 20
+
+
+def test_reserved_space_covers_the_disks_other_users_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ozone's VolumeUsage.getRemainingReserved: two volumes on one 100 MB disk (30 MB free, 10 MB of it
+    held by one volume, 60 MB by others) with 80 MB reserved each report their own data: capacity 20 MB,
+    remaining 20 MB - used. Reserved below what the others hold leaves the disk's free space."""
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage._replace(total=100 * MB, free=30 * MB))
+    full, empty = loaded(tmp_path / "a", reserved=80 * MB), loaded(tmp_path / "b", reserved=80 * MB)
+    full.add_used(10 * MB)
+    assert [(v.report().capacity, v.report().remaining) for v in (full, empty)] == [
+        (20 * MB, 10 * MB),
+        (20 * MB, 20 * MB),
+    ]
+    for reserved in (0, 50 * MB):
+        full.reserved_bytes = reserved
+        assert full.report().remaining == 30 * MB
+    full.close()
+    empty.close()
 
 
 def test_a_full_volume_takes_no_container_until_space_returns(tmp_path: Path) -> None:

@@ -352,6 +352,51 @@
       oz.lines(Object.fromEntries(shown), { name: "containers" }));
   }
 
+  // ------------------------------------------------------------------ container balancer
+  // Every balanced datanode's utilization now beside the run's start, against the cluster's average and
+  // the threshold (/api/v1/balancer), and the run's iterations as `admin containerbalancer status -v -H`.
+  const ENDS = 50;
+  async function balancer(main) {
+    const b = await oz.get("/api/v1/balancer");
+    const lo = b.averagePercent - b.thresholdPercent, hi = b.averagePercent + b.thresholdPercent;
+    const status = b.status === "RUNNING" ? `running since ${oz.time(b.startedAt)}`
+      : `not running${b.stopReason ? ` (stopped: ${b.stopReason})` : ""}`;
+    const inState = (s) => b.datanodes.filter((d) => d.state === s).length;
+    const pct = (v) => (v === null ? "-" : `${v.toFixed(1)} %`);
+    // a large cluster shows its ends: the most and the least used datanodes
+    const shown = b.datanodes.length <= 2 * ENDS ? b.datanodes : [...b.datanodes.slice(0, ENDS), ...b.datanodes.slice(-ENDS)];
+    const ends = shown.length < b.datanodes.length
+      ? [h("p", { class: "note" }, `${b.datanodes.length} datanodes: the ${ENDS} most and the ${ENDS} least used.`)] : [];
+    main.append(
+      h("h2", {}, "Container Balancer"),
+      oz.kv([
+        ["status", status, "status"],
+        ["average utilization", pct(b.averagePercent), "average"],
+        ["threshold", `${b.thresholdPercent} %: balanced between ${pct(lo)} and ${pct(hi)}`, "threshold"],
+        ["datanodes over / under / within", `${inState("OVER")} / ${inState("UNDER")} / ${inState("WITHIN")}`, "states"],
+      ], "balancer"),
+      h("h3", {}, "Utilization per datanode"),
+      ...ends,
+      oz.table([
+        { title: "datanode", value: (d) => d.hostname },
+        { title: "now", cls: "num", value: (d) => pct(d.utilizationPercent) },
+        { title: "at the run's start", cls: "num", value: (d) => pct(d.atStartPercent) },
+        { title: "used", cls: "num", value: (d) => oz.size(d.used) },
+        { title: "capacity", cls: "num", value: (d) => oz.size(d.capacity) },
+        { title: "state", value: (d) => h("span", { class: d.state === "WITHIN" ? "ok" : "warn" }, d.state) },
+      ], shown, "balancer-datanodes", (d) => d.uuid),
+      h("h3", {}, "Iterations"),
+      oz.table([
+        { title: "#", value: (i) => i.iterationNumber },
+        { title: "result", value: (i) => i.iterationResult || "running" },
+        { title: "moved", cls: "num", value: (i) => `${oz.size(i.dataSizeMoved)} of ${oz.size(i.sizeScheduledForMove)}` },
+        { title: "datanodes", cls: "num", value: (i) => i.datanodesInvolved },
+        { title: "moves done", cls: "num", value: (i) => i.containerMovesCompleted },
+        { title: "failed", cls: "num", value: (i) => i.containerMovesFailed },
+        { title: "timed out", cls: "num", value: (i) => i.containerMovesTimeout },
+      ], b.iterations, "balancer-iterations", (i) => i.iterationNumber));
+  }
+
   oz.start("Storage Container Manager", [
     { route: "overview", title: "Overview", render: overview, refreshS: 5 },
     { route: "pipelines", title: "Pipelines", render: pipelines, refreshS: 5 },
@@ -360,5 +405,6 @@
     { route: "container", title: "Container", render: container, refreshS: 5 },
     { route: "safemode", title: "Safe mode", render: safemode, refreshS: 5 },
     { route: "charts", title: "Charts", render: charts, refreshS: 10 },
+    { route: "balancer", title: "Balancer", render: balancer, refreshS: 10 },
   ]);
 })();

@@ -1,0 +1,248 @@
+"""`pyozone admin containerbalancer start|stop|status`: Ozone's `ozone admin containerbalancer`.
+
+`start` takes Ozone's options (each overriding SCM's hdds.container.balancer.* for this run) and prints
+Ozone's lines; a run SCM refuses (not the ready leader, in safe mode, already running, an inconsistent
+or unsupported option such as --move-network-topology-enable true) prints Ozone's failure lines with
+SCM's reason and exits 1. `status -v` shows the run's configuration and its current iteration, `-H` its
+finished iterations too (sizes moved, datanodes involved, moves completed, failed and timed out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import time
+
+from pyozone.cli.admin.connect import add_connection_options, connect
+from pyozone.common.output import print_json
+from pyozone.hdds.balancer import BalancerStartOptions, BalancerStatusInfo, IterationStatus
+
+_GB = 1 << 30
+_BINARY = ("B", "KB", "MB", "GB", "TB", "PB", "EB")
+
+
+def register(groups, parent: argparse.ArgumentParser) -> None:
+    cb = groups.add_parser(
+        "containerbalancer", parents=[parent], help="the Container Balancer: start, stop, status"
+    )
+    commands = cb.add_subparsers(dest="containerbalancer_command", metavar="COMMAND")
+    commands.required = True
+    start = commands.add_parser("start", parents=[parent], help="start ContainerBalancer")
+    start.add_argument(
+        "-t",
+        "--threshold",
+        type=float,
+        help="percentage deviation from the average "
+        "utilization after which a datanode is rebalanced, in [0, 100) (default 10)",
+    )
+    start.add_argument("-i", "--iterations", type=int, help="iterations to run, > 0 or -1 (default 10)")
+    start.add_argument(
+        "-d",
+        "--max-datanodes-percentage-to-involve-per-iteration",
+        "--maxDatanodesPercentageToInvolvePerIteration",
+        dest="max_datanodes_percentage",
+        type=int,
+        help="percent of healthy in-service datanodes one iteration may involve",
+    )
+    start.add_argument(
+        "-s",
+        "--max-size-to-move-per-iteration-in-gb",
+        "--maxSizeToMovePerIterationInGB",
+        dest="max_size_to_move_per_iteration_gb",
+        type=int,
+        help="GB one iteration moves",
+    )
+    start.add_argument(
+        "-e",
+        "--max-size-entering-target-in-gb",
+        "--maxSizeEnteringTargetInGB",
+        dest="max_size_entering_target_gb",
+        type=int,
+        help="GB entering a target per iteration",
+    )
+    start.add_argument(
+        "-l",
+        "--max-size-leaving-source-in-gb",
+        "--maxSizeLeavingSourceInGB",
+        dest="max_size_leaving_source_gb",
+        type=int,
+        help="GB leaving a source per iteration",
+    )
+    start.add_argument(
+        "--balancing-iteration-interval-minutes",
+        dest="balancing_interval_minutes",
+        type=int,
+        help="minutes between iterations (default 70)",
+    )
+    start.add_argument(
+        "--move-timeout-minutes",
+        dest="move_timeout_minutes",
+        type=int,
+        help="minutes a container's move may take (default 65)",
+    )
+    start.add_argument(
+        "--move-replication-timeout-minutes",
+        dest="move_replication_timeout_minutes",
+        type=int,
+        help="of those, minutes its replication may take (default 50)",
+    )
+    start.add_argument(
+        "--move-network-topology-enable",
+        dest="network_topology_enable",
+        nargs="?",
+        const=True,
+        type=_boolean,
+        metavar="true|false",
+        help="not supported by pyozone: true is refused",
+    )
+    start.add_argument(
+        "--include-datanodes",
+        dest="include_datanodes",
+        metavar="HOSTS",
+        help="only these datanodes (hostnames or IPs, comma separated)",
+    )
+    start.add_argument("--exclude-datanodes", dest="exclude_datanodes", metavar="HOSTS",
+                       help="never these datanodes (hostnames or IPs, comma separated)")  # fmt: skip
+    stop = commands.add_parser("stop", parents=[parent], help="stop ContainerBalancer")
+    status = commands.add_parser("status", parents=[parent], help="check if ContainerBalancer is running")
+    status.add_argument("-v", "--verbose", action="store_true", help="show the current iteration")
+    status.add_argument("-H", "--history", action="store_true", help="with -v: show every iteration too")
+    for command, func in ((start, run_start), (stop, run_stop), (status, run_status)):
+        add_connection_options(command)
+        command.set_defaults(func=func)
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+    return lowered == "true"
+
+
+def start_options(args: argparse.Namespace) -> BalancerStartOptions:
+    names = BalancerStartOptions.__dataclass_fields__
+    return BalancerStartOptions(**{name: getattr(args, name) for name in names})
+
+
+def run_start(args: argparse.Namespace) -> int:
+    with connect(args) as scm:
+        result = scm.start_container_balancer(start_options(args))
+    if args.json:
+        print_json({"start": result.started, "message": result.message or None})
+    elif result.started:
+        print("Container Balancer started successfully.")
+    else:
+        print("Failed to start Container Balancer.")
+        if result.message:
+            print(f"Failure reason: {result.message}")
+    return 0 if result.started else 1
+
+
+def run_stop(args: argparse.Namespace) -> int:
+    if not args.json:
+        print("Sending stop command. Waiting for Container Balancer to stop...")
+    with connect(args) as scm:
+        scm.stop_container_balancer()
+    if args.json:
+        print_json({"running": False})
+    else:
+        print("Container Balancer stopped.")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    with connect(args) as scm:
+        info = scm.container_balancer_status_info()
+    if args.json:
+        print_json(
+            {
+                "running": info.running,
+                "startedAt": info.started_at_s or None,
+                "configuration": info.configuration or None,
+                "iterations": [s.to_dict() for s in info.iterations],
+            }
+        )
+    else:
+        print(status_text(info, args.verbose, args.history, time.time()))
+    return 0
+
+
+# ------------------------------------------------------------------ Ozone's text
+def status_text(info: BalancerStatusInfo, verbose: bool, history: bool, now_s: float) -> str:
+    """ContainerBalancerStatusSubcommand's output."""
+    if not info.running:
+        return "ContainerBalancer is Not Running."
+    lines = ["ContainerBalancer is Running."]
+    if not verbose:
+        return lines[0]
+    started = dt.datetime.fromtimestamp(info.started_at_s)
+    lines.append(f"Started at: {started.date()} {started.time()}")
+    lines.append(f"Balancing duration: {pretty_duration(int(now_s) - info.started_at_s)}\n")
+    lines.append(configuration_text(info.configuration))
+    lines.append("Current iteration info:")
+    current = next((s for s in info.iterations if s.result is None), None)
+    lines.append("-\n" if current is None else iteration_text(current))
+    if history:
+        lines.append("Iteration history list:")
+        lines.append("\n".join(iteration_text(s) for s in info.iterations if s.result is not None))
+    return "\n".join(lines)
+
+
+def configuration_text(c: dict) -> str:
+    rows = [
+        ("Key", "Value"),
+        ("Threshold", c["utilizationThreshold"]),
+        ("Max Datanodes to Involve per Iteration(percent)", c["datanodesInvolvedMaxPercentagePerIteration"]),
+        ("Max Size to Move per Iteration", f"{c['sizeMovedMaxPerIteration'] // _GB}GB"),
+        ("Max Size Entering Target per Iteration", f"{c['sizeEnteringTargetMax'] // _GB}GB"),
+        ("Max Size Leaving Source per Iteration", f"{c['sizeLeavingSourceMax'] // _GB}GB"),
+        ("Number of Iterations", c["iterations"]),
+        ("Time Limit for Single Container's Movement", f"{c['moveTimeout'] // 60_000}min"),
+        ("Time Limit for Single Container's Replication", f"{c['moveReplicationTimeout'] // 60_000}min"),
+        ("Interval between each Iteration", f"{c['balancingIterationInterval'] // 60_000}min"),
+        ("Whether to Enable Network Topology", str(c["moveNetworkTopologyEnable"]).lower()),
+        ("Whether to Trigger Refresh Datanode Usage Info", str(c["triggerDuBeforeMoveEnable"]).lower()),
+        ("Container IDs to Exclude from Balancing", c["excludeContainers"] or "None"),
+        ("Datanodes Specified to be Balanced", c["includeDatanodes"] or "None"),
+        ("Datanodes Excluded from Balancing", c["excludeDatanodes"] or "None"),
+    ]
+    return "Container Balancer Configuration values:\n" + "".join(f"{k:<50} {v}\n" for k, v in rows)
+
+
+def iteration_text(s: IterationStatus) -> str:
+    entering = "".join(f"{dn} <- {byte_desc(n)}\n" for dn, n in sorted(s.size_entering.items())) or " -\n"
+    leaving = "".join(f"{dn} -> {byte_desc(n)}\n" for dn, n in sorted(s.size_leaving.items())) or " -\n"
+    rows = [
+        ("Key", "Value"),
+        ("Iteration number", s.number or "-"),
+        ("Iteration duration", pretty_duration(s.duration_s)),
+        ("Iteration result", "-" if s.result is None else s.result.value),
+        ("Size scheduled to move", byte_desc(s.size_scheduled)),
+        ("Moved data size", byte_desc(s.size_moved)),
+        ("Scheduled to move containers", s.moves_scheduled),
+        ("Already moved containers", s.moves_completed),
+        ("Failed to move containers", s.moves_failed),
+        ("Failed to move containers by timeout", s.moves_timed_out),
+        ("Datanodes involved", s.datanodes_involved),
+    ]
+    return (
+        "".join(f"{k:<50} {v}\n" for k, v in rows)
+        + f"{'Entered data to nodes':<50} \n{entering}"
+        + f"{'Exited data from nodes':<50} \n{leaving}"
+    )
+
+
+def byte_desc(n: int) -> str:
+    """Hadoop's StringUtils.byteDesc: a whole number of the largest binary unit, else two decimals."""
+    unit = 0
+    while unit < len(_BINARY) - 1 and n >= 1 << (10 * (unit + 1)):
+        unit += 1
+    scale = 1 << (10 * unit)
+    if n % scale == 0:
+        return f"{n // scale} {_BINARY[unit]}"
+    return f"{n / scale:.2f} {_BINARY[unit]}"
+
+
+def pretty_duration(seconds: int) -> str:
+    seconds = max(0, seconds)
+    return f"{seconds // 3600}h {seconds % 3600 // 60}m {seconds % 60}s"

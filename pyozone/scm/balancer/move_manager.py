@@ -1,0 +1,255 @@
+"""MoveManager: schedules, tracks and completes the balancer's container moves (Ozone's MoveManager).
+
+A move is two commands. The replicate goes to the source with LOW priority and the SCM deadline
+now + move.replication.timeout (the datanode runs it only when no NORMAL work waits, seed 003); when the
+new replica is reported (the pending ADD completes) the source's replica is deleted, unthrottled and
+forced, with the deadline start + move.timeout, but only if the container, without it, is HEALTHY by
+the Replication Manager's own check chain, pending ops included (`ReplicationManager.replication_health`,
+Ozone's getContainerReplicationHealth): placement and replica counting have one definition each, and a
+move never leaves a container under-replicated or mis-replicated. Otherwise the move ends
+DELETE_FAIL_POLICY and the extra copy is the Replication Manager's ordinary over-replication.
+
+Every move ends in one MoveResult, told to the listener. Beyond Ozone, which learns of trouble only
+when an op completes or expires, `check()` (each SCM tick) ends a replicating move at once when its
+target is no longer healthy or in service, or its container is no longer CLOSED: the balancer frees its
+slot instead of waiting out the replication timeout.
+
+Moves live in the leader's memory only, as in Ozone since the legacy move table went: a new leader
+starts with none (its pending replica ops start empty too), and a replica the old leader's move made is
+over-replication for the Replication Manager.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pyozone.hdds.clock import Clock
+from pyozone.hdds.container import ContainerReplica
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.ids import ContainerID, DatanodeID
+from pyozone.hdds.states import LifeCycleState, NodeState
+from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
+
+if TYPE_CHECKING:
+    from pyozone.scm.container.manager import ContainerManager
+    from pyozone.scm.node.node_manager import NodeManager
+    from pyozone.scm.replication.manager import ReplicationManager
+
+log = logging.getLogger(__name__)
+
+
+class MoveResult(Enum):
+    """Ozone's MoveManager.MoveResult."""
+
+    COMPLETED = "COMPLETED"
+    FAIL_LEADER_NOT_READY = "FAIL_LEADER_NOT_READY"
+    REPLICATION_FAIL_NOT_EXIST_IN_SOURCE = "REPLICATION_FAIL_NOT_EXIST_IN_SOURCE"
+    REPLICATION_FAIL_EXIST_IN_TARGET = "REPLICATION_FAIL_EXIST_IN_TARGET"
+    REPLICATION_FAIL_CONTAINER_NOT_CLOSED = "REPLICATION_FAIL_CONTAINER_NOT_CLOSED"
+    REPLICATION_FAIL_INFLIGHT_DELETION = "REPLICATION_FAIL_INFLIGHT_DELETION"
+    REPLICATION_FAIL_INFLIGHT_REPLICATION = "REPLICATION_FAIL_INFLIGHT_REPLICATION"
+    REPLICATION_FAIL_TIME_OUT = "REPLICATION_FAIL_TIME_OUT"
+    REPLICATION_FAIL_NODE_NOT_IN_SERVICE = "REPLICATION_FAIL_NODE_NOT_IN_SERVICE"
+    REPLICATION_FAIL_NODE_UNHEALTHY = "REPLICATION_FAIL_NODE_UNHEALTHY"
+    DELETION_FAIL_TIME_OUT = "DELETION_FAIL_TIME_OUT"
+    DELETION_FAIL_NODE_NOT_IN_SERVICE = "DELETION_FAIL_NODE_NOT_IN_SERVICE"
+    DELETION_FAIL_NODE_UNHEALTHY = "DELETION_FAIL_NODE_UNHEALTHY"
+    DELETE_FAIL_POLICY = "DELETE_FAIL_POLICY"
+    REPLICATION_NOT_HEALTHY_BEFORE_MOVE = "REPLICATION_NOT_HEALTHY_BEFORE_MOVE"
+    REPLICATION_NOT_HEALTHY_AFTER_MOVE = "REPLICATION_NOT_HEALTHY_AFTER_MOVE"
+    FAIL_CONTAINER_ALREADY_BEING_MOVED = "FAIL_CONTAINER_ALREADY_BEING_MOVED"
+    FAIL_UNEXPECTED_ERROR = "FAIL_UNEXPECTED_ERROR"
+
+    @property
+    def timed_out(self) -> bool:
+        return self in (MoveResult.REPLICATION_FAIL_TIME_OUT, MoveResult.DELETION_FAIL_TIME_OUT)
+
+
+@dataclass(frozen=True, slots=True)
+class MoveDataNodePair:
+    """Ozone's MoveDataNodePair: where a container's replica moves from and to."""
+
+    source: DatanodeID
+    target: DatanodeID
+
+
+@dataclass(frozen=True, slots=True)
+class MoveOperation:
+    """One move under way: `start_ms` (wall) when its replicate was sent; `deleting` once its delete was."""
+
+    pair: MoveDataNodePair
+    replica_index: int
+    start_ms: int
+    deleting: bool = False
+
+
+MoveListener = Callable[[ContainerID, MoveDataNodePair, MoveResult], None]
+
+
+class MoveManager:
+    def __init__(
+        self,
+        clock: Clock,
+        nodes: NodeManager,
+        containers: ContainerManager,
+        replication: ReplicationManager,
+    ) -> None:
+        self._clock = clock
+        self._nodes = nodes
+        self._containers = containers
+        self._rm = replication
+        self.move_timeout_ms = 65 * 60_000
+        self.replication_timeout_ms = 50 * 60_000
+        self.pending: dict[ContainerID, MoveOperation] = {}
+        self.listener: MoveListener | None = None
+        replication.pending_ops.subscribe(self._op_done)
+
+    def set_timeouts(self, move_timeout_ms: int, replication_timeout_ms: int) -> None:
+        self.move_timeout_ms, self.replication_timeout_ms = move_timeout_ms, replication_timeout_ms
+
+    def is_moving(self, container_id: ContainerID) -> bool:
+        return container_id in self.pending
+
+    # ------------------------------------------------------------------ starting a move
+    def move(self, container_id: ContainerID, source: DatanodeID, target: DatanodeID) -> MoveResult | None:
+        """Starts moving the container's replica on `source` to `target`: None when the replicate was
+        sent (the result comes to the listener later), else the reason it was not (Ozone's move)."""
+        for dn in (source, target):
+            info = self._nodes.get(dn)
+            if info is None or info.status.health is not NodeState.HEALTHY:
+                return MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY
+            if not info.status.is_in_service():
+                return MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE
+        container = self._containers.find(container_id)
+        if container is None:
+            return MoveResult.FAIL_UNEXPECTED_ERROR
+        replicas = self._containers.replicas(container_id)
+        holders = {r.datanode: r for r in replicas}
+        if target in holders:
+            return MoveResult.REPLICATION_FAIL_EXIST_IN_TARGET
+        if source not in holders:
+            return MoveResult.REPLICATION_FAIL_NOT_EXIST_IN_SOURCE
+        if self._rm.replication_health(container, replicas) is not ContainerHealthState.HEALTHY:
+            return MoveResult.REPLICATION_NOT_HEALTHY_BEFORE_MOVE
+        for op in self._rm.pending_ops.ops(container_id):
+            if op.type is PendingOpType.ADD:
+                return MoveResult.REPLICATION_FAIL_INFLIGHT_REPLICATION
+            return MoveResult.REPLICATION_FAIL_INFLIGHT_DELETION
+        if container.state is not LifeCycleState.CLOSED:
+            return MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED
+        after = _replicas_after_move(replicas, holders[source], target)
+        if self._rm.replication_health(container, after) is not ContainerHealthState.HEALTHY:
+            return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
+        if container_id in self.pending:
+            return MoveResult.FAIL_CONTAINER_ALREADY_BEING_MOVED
+        now = self._clock.wall_ms()
+        index = holders[source].replica_index
+        self.pending[container_id] = MoveOperation(MoveDataNodePair(source, target), index, now)
+        self._rm.sender.send_low_priority_replication(
+            container, source, target, index, now + self.replication_timeout_ms
+        )
+        log.debug("Moving container %d from %s to %s", container_id, source, target)
+        return None
+
+    # ------------------------------------------------------------------ progress
+    def _op_done(self, op: PendingOp, container_id: ContainerID, timed_out: bool) -> None:
+        """A ContainerReplicaPendingOps subscriber: the move's ADD or DELETE completed or expired."""
+        move = self.pending.get(container_id)
+        if move is None:
+            return
+        pair = move.pair
+        if op.type is PendingOpType.ADD and op.target_dn == pair.target and not move.deleting:
+            if timed_out:
+                self._complete(container_id, MoveResult.REPLICATION_FAIL_TIME_OUT)
+            else:
+                self._replicated(container_id, move)
+        elif op.type is PendingOpType.DELETE and op.target_dn == pair.source and move.deleting:
+            self._complete(
+                container_id, MoveResult.DELETION_FAIL_TIME_OUT if timed_out else MoveResult.COMPLETED
+            )
+
+    def _replicated(self, container_id: ContainerID, move: MoveOperation) -> None:
+        """Ozone's handleSuccessfulAdd: the source's replica goes only if the container stays HEALTHY."""
+        source = move.pair.source
+        container = self._containers.find(container_id)
+        if container is None:
+            self._complete(container_id, MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED)
+            return
+        replicas = self._containers.replicas(container_id)
+        remaining = tuple(r for r in replicas if r.datanode != source)
+        if len(remaining) == len(replicas):  # the source's copy went meanwhile: the target holds one
+            self._complete(container_id, MoveResult.COMPLETED)
+            return
+        info = self._nodes.get(source)
+        if info is None or not info.status.is_in_service():
+            self._complete(container_id, MoveResult.DELETION_FAIL_NODE_NOT_IN_SERVICE)
+            return
+        if not info.status.is_healthy():
+            self._complete(container_id, MoveResult.DELETION_FAIL_NODE_UNHEALTHY)
+            return
+        health = self._rm.replication_health(container, remaining)
+        if health is not ContainerHealthState.HEALTHY:
+            log.info(
+                "Container %d keeps its replica on %s: it would be %s", container_id, source, health.name
+            )
+            self._complete(container_id, MoveResult.DELETE_FAIL_POLICY)
+            return
+        self.pending[container_id] = replace(move, deleting=True)
+        self._rm.sender.send_delete(
+            container,
+            source,
+            move.replica_index,
+            force=True,
+            throttled=False,
+            deadline_epoch_ms=move.start_ms + self.move_timeout_ms,
+        )
+
+    def check(self) -> None:
+        """Ends at once the replicating moves that cannot succeed: the target no longer healthy and in
+        service (REPLICATION_FAIL_NODE_UNHEALTHY / _NOT_IN_SERVICE), the container no longer CLOSED
+        (REPLICATION_FAIL_CONTAINER_NOT_CLOSED). A deleting move waits for its delete."""
+        for container_id, move in list(self.pending.items()):
+            if move.deleting:
+                continue
+            container = self._containers.find(container_id)
+            info = self._nodes.get(move.pair.target)
+            if container is None or container.state is not LifeCycleState.CLOSED:
+                self._complete(container_id, MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED)
+            elif info is None or info.status.health is not NodeState.HEALTHY:
+                self._complete(container_id, MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY)
+            elif not info.status.is_in_service():
+                self._complete(container_id, MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE)
+
+    def cancel(self, container_id: ContainerID) -> None:
+        """Forgets a move the balancer gave up on (its iteration's move.timeout passed); commands already
+        sent are left to their deadlines."""
+        self.pending.pop(container_id, None)
+
+    def clear(self) -> None:
+        """Forgets every move (a new iteration, a step-down): Ozone's resetState."""
+        self.pending.clear()
+
+    def _complete(self, container_id: ContainerID, result: MoveResult) -> None:
+        move = self.pending.pop(container_id, None)
+        if move is None:
+            return
+        log.debug(
+            "Move of container %d from %s to %s: %s",
+            container_id,
+            move.pair.source,
+            move.pair.target,
+            result.name,
+        )
+        if self.listener is not None:
+            self.listener(container_id, move.pair, result)
+
+
+def _replicas_after_move(
+    replicas: tuple[ContainerReplica, ...], source: ContainerReplica, target: DatanodeID
+) -> tuple[ContainerReplica, ...]:
+    """The replicas as the move would leave them: the source's copy on the target instead."""
+    return (*(r for r in replicas if r is not source), replace(source, datanode=target))

@@ -1,0 +1,149 @@
+"""MoveManager over a real core: a move is a LOW-priority replicate with the replication deadline, then,
+once the copy is reported, a delete of the source's replica with the move deadline, only if the container
+stays HEALTHY; each way a move can fail ends it with Ozone's MoveResult and leaves nothing
+under-replicated."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyozone.hdds.commands import ReplicationCommandPriority
+from pyozone.hdds.container_health import ContainerHealthState
+from pyozone.hdds.states import LifeCycleEvent, NodeOperationalState, NodeState
+from pyozone.scm.balancer.move_manager import MoveResult
+from tests.unit.scm.balancer.balancer_harness import BalancerHarness
+
+MINUTE = 60_000
+
+
+@pytest.fixture
+def h() -> BalancerHarness:
+    return BalancerHarness(datanodes=5)
+
+
+def test_move_replicates_low_priority_then_deletes_the_source(h: BalancerHarness) -> None:
+    d = h.dns
+    cid = h.container(d[0:3])
+    start = h.clock.wall_ms()
+    assert h.moves.move(cid, d[0], d[3]) is None
+    [(dn, replicate)] = h.replicates()
+    assert dn == d[0] and replicate.target.uuid == d[3]
+    assert replicate.priority is ReplicationCommandPriority.LOW
+    # the datanode's deadline: the SCM deadline (now + move.replication.timeout) less the offset
+    assert replicate.deadline_epoch_ms == start + 50 * MINUTE - 6 * MINUTE
+    assert h.deletes() == []
+
+    h.clock.advance(MINUTE)
+    h.report_copy(cid, d[3])
+    [(dn, delete)] = h.deletes()
+    assert dn == d[0] and delete.container_id == cid and delete.force
+    assert delete.deadline_epoch_ms == start + 65 * MINUTE - 6 * MINUTE
+    assert h.results == []
+
+    h.remove_replica(cid, d[0])
+    assert h.results == [(cid, "COMPLETED")]
+    assert not h.moves.is_moving(cid)
+    assert {r.datanode for r in h.scm.containers.replicas(cid)} == {d[1], d[2], d[3]}
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        (lambda h, cid: None, None),
+        (lambda h, cid: h.add_replica(cid, h.dns[3]), MoveResult.REPLICATION_FAIL_EXIST_IN_TARGET),
+        (lambda h, cid: h.remove_replica(cid, h.dns[0]), MoveResult.REPLICATION_FAIL_NOT_EXIST_IN_SOURCE),
+        (
+            lambda h, cid: h.set_op_state(h.dns[3], NodeOperationalState.DECOMMISSIONING),
+            MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE,
+        ),
+    ],
+    ids=["ok", "exists-in-target", "not-in-source", "target-not-in-service"],
+)
+def test_move_refused_before_it_starts(h: BalancerHarness, setup, expected) -> None:
+    cid = h.container(h.dns[0:3])
+    setup(h, cid)
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is expected
+    assert bool(h.replicates()) is (expected is None)
+
+
+def test_move_of_an_under_replicated_container_is_refused(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:2])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is MoveResult.REPLICATION_NOT_HEALTHY_BEFORE_MOVE
+
+
+def test_move_with_pending_ops_is_refused(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    # the move's own ADD is pending now: a second move of it is refused
+    assert h.moves.move(cid, h.dns[1], h.dns[4]) is MoveResult.REPLICATION_FAIL_INFLIGHT_REPLICATION
+
+
+def test_move_breaking_rack_placement_is_refused() -> None:
+    h = BalancerHarness(datanodes=6, racks=2)  # racks alternate: dns 0, 2, 4 on rack1
+    d = h.dns
+    cid = h.container([d[0], d[2], d[1]])  # two racks
+    assert h.moves.move(cid, d[1], d[4]) is MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
+    assert h.moves.move(cid, d[1], d[3]) is None
+
+
+def test_target_dying_mid_move_fails_it(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.scm.nodes.node(h.dns[3]).status = h.scm.nodes.node(h.dns[3]).status.with_health(NodeState.DEAD)
+    h.moves.check()
+    assert h.results == [(cid, "REPLICATION_FAIL_NODE_UNHEALTHY")]
+    # a late copy is the Replication Manager's over-replication: the source keeps its replica
+    h.report_copy(cid, h.dns[3])
+    assert h.deletes() == []
+    assert len(h.scm.containers.replicas(cid)) == 4
+
+
+def test_source_decommissioned_mid_move_keeps_its_replica(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.set_op_state(h.dns[0], NodeOperationalState.DECOMMISSIONING)
+    h.report_copy(cid, h.dns[3])
+    assert h.results == [(cid, "DELETION_FAIL_NODE_NOT_IN_SERVICE")]
+    assert h.deletes() == []
+
+
+def test_container_deleted_mid_move_fails_it(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.scm.containers.update_state(cid, LifeCycleEvent.DELETE)
+    h.moves.check()
+    assert h.results == [(cid, "REPLICATION_FAIL_CONTAINER_NOT_CLOSED")]
+
+
+def test_container_under_replicated_mid_move_keeps_the_source(h: BalancerHarness) -> None:
+    """Another replica is lost while the copy is made: deleting the source would leave two copies."""
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.remove_replica(cid, h.dns[1])
+    h.report_copy(cid, h.dns[3])
+    assert h.results == [(cid, "DELETE_FAIL_POLICY")]
+    assert h.deletes() == []
+    assert (
+        h.scm.replication.replication_health(h.scm.containers.get(cid), h.scm.containers.replicas(cid))
+        is ContainerHealthState.HEALTHY
+    )
+
+
+def test_replication_timing_out_fails_the_move(h: BalancerHarness) -> None:
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.clock.advance(50 * MINUTE + 1)
+    h.scm.replication.scrub_pending_ops()
+    assert h.results == [(cid, "REPLICATION_FAIL_TIME_OUT")]
+
+
+def test_ec_move_keeps_the_replica_index() -> None:
+    h = BalancerHarness(datanodes=7)
+    d = h.dns
+    cid = h.container(d[0:5], config="EC/rs-3-2-1024k")
+    assert h.moves.move(cid, d[2], d[5]) is None
+    [(dn, replicate)] = h.replicates()
+    assert dn == d[2] and replicate.replica_index == 3
+    h.report_copy(cid, d[5], index=3)
+    [(dn, delete)] = h.deletes()
+    assert dn == d[2] and delete.replica_index == 3
