@@ -132,8 +132,12 @@ def snapshot_cluster(
     pipelines = [r.pipeline_id for r in snapshot.table("pipelines").select("pipeline_id").collect()]
     context = CheckContext.from_rows(nodes, pipelines, rm, snapshot.manifest.created_ms)
     containers, replicas = movable(spark, snapshot, rm, config)
-    container_rows = table_rows(containers.select(*ContainerRow._fields).toArrow(), ContainerRow)
-    replica_rows = table_rows(replicas.select(*ReplicaRow._fields).toArrow(), ReplicaRow)
+    containers.persist()  # the check runs once, for the containers and for the replicas' join
+    try:
+        container_rows = table_rows(containers.select(*ContainerRow._fields).toArrow(), ContainerRow)
+        replica_rows = table_rows(replicas.select(*ReplicaRow._fields).toArrow(), ReplicaRow)
+    finally:
+        containers.unpersist()
     return SnapshotCluster(
         datanodes(nodes),
         (ContainerInfo(*row) for row in container_rows),
