@@ -141,6 +141,9 @@ def _spark(args: argparse.Namespace, app: str) -> Iterator[SparkSession]:
 
 def run_job(module: ModuleType, args: argparse.Namespace) -> int:
     args.conf = load_configuration(args)
+    check = getattr(module, "check", None)
+    if check is not None:
+        check(args)
     conf_dir = getattr(args, "conf_dir", None) or os.environ.get("OZONE_CONF_DIR")
     try:
         with local_snapshot(args.snapshot, conf_dir, parse_overrides(getattr(args, "overrides", []))) as path:

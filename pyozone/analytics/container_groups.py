@@ -73,9 +73,9 @@ def groups(
     for start in range(0, len(ids), chunk):
         end = min(start + chunk, len(ids))
         r_lo, r_hi, o_lo, o_hi = (b[start:end] for b in bounds)
-        container_rows = _rows(containers.slice(start, end - start), ContainerRow)
-        replica_rows = _rows(replicas.slice(r_lo[0], r_hi[-1] - r_lo[0]), ReplicaRow)
-        op_rows = _rows(pending_ops.slice(o_lo[0], o_hi[-1] - o_lo[0]), PendingOpRow)
+        container_rows = table_rows(containers.slice(start, end - start), ContainerRow)
+        replica_rows = table_rows(replicas.slice(r_lo[0], r_hi[-1] - r_lo[0]), ReplicaRow)
+        op_rows = table_rows(pending_ops.slice(o_lo[0], o_hi[-1] - o_lo[0]), PendingOpRow)
         for row, a, b, c, d in zip(
             container_rows,
             (r_lo - r_lo[0]).tolist(),
@@ -96,7 +96,7 @@ def _by_id(table: pa.Table) -> pa.Table:
     return table.take(pa.array(np.argsort(ids, kind="stable")))
 
 
-def _rows(table: pa.Table, row_type: type) -> list:
+def table_rows(table: pa.Table, row_type: type) -> list:
     """The table's rows as row tuples, built column by column."""
     columns = [_values(table.column(f), _DECODE.get((row_type, f))) for f in row_type._fields]
     return list(map(row_type._make, zip(*columns, strict=True)))

@@ -1,4 +1,4 @@
-"""Terminal output shared by commands: aligned tables, JSON, sizes and ages as people read them."""
+"""Terminal output shared by commands: aligned tables, JSON, sizes, ages and durations as people read them."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ def age(epoch_ms: int, now_ms: int | None = None) -> str:
     if seconds < 7200:
         return f"{seconds // 60}m ago"
     return f"{seconds // 3600}h ago"
+
+
+def duration(seconds: float) -> str:
+    """An estimate's length: 1h02m03s, or 2m03s under an hour."""
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

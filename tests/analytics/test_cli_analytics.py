@@ -82,6 +82,11 @@ def bad_inputs(tmp: Path, tiny: Path) -> list[tuple[list[str], str]]:
             ["analytics", "decommission", "--snapshot", str(tiny)],
             "the following arguments are required: --nodes",
         ),
+        (
+            ["analytics", "balance", "--snapshot", str(tiny), "-t", "100", "-i", "0"],
+            "threshold 100 must be a percentage from 0 to below 100; iterations 0 must be > 0",
+        ),
+        (["analytics", "balance", "--snapshot", str(tiny), "-s", "lots"], "invalid int value: 'lots'"),
     ]
 
 

@@ -28,7 +28,7 @@ from pyozone.analytics.copies import container_copies
 from pyozone.analytics.jobs import JobError
 from pyozone.analytics.jobs.results import write_frame, write_json
 from pyozone.analytics.reader import Snapshot
-from pyozone.common.output import human_size, print_table
+from pyozone.common.output import duration, human_size, print_table
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import NodeOperationalState, NodeState
 from pyozone.scm.replication import throttle
@@ -266,9 +266,9 @@ def _print(summary: dict[str, Any], top: int) -> None:
             "close first; others have only unhealthy copies or copies on nodes that do not heartbeat)"
         )
     print(
-        f"Estimated duration: {_duration(summary['estimateSeconds'])} (bound by the {summary['boundBy']}; "
-        f"slowest source {_duration(summary['criticalPathSeconds'])}, in-flight limit "
-        f"{summary['inflightLimit']} copies: {_duration(summary['inflightBoundSeconds'])})"
+        f"Estimated duration: {duration(summary['estimateSeconds'])} (bound by the {summary['boundBy']}; "
+        f"slowest source {duration(summary['criticalPathSeconds'])}, in-flight limit "
+        f"{summary['inflightLimit']} copies: {duration(summary['inflightBoundSeconds'])})"
     )
     rows = [
         (
@@ -278,14 +278,8 @@ def _print(summary: dict[str, Any], top: int) -> None:
             f"{s['copies']:.1f}",
             human_size(int(s["bytes"])),
             s["concurrency"],
-            _duration(s["seconds"]),
+            duration(s["seconds"]),
         )
         for s in summary["sources"][:top]
     ]
     print_table(("SOURCE", "STATE", "CONTAINERS", "COPIES", "BYTES", "CONCURRENCY", "TIME"), rows)
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"

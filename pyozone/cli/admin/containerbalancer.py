@@ -14,8 +14,9 @@ import datetime as dt
 import time
 
 from pyozone.cli.admin.connect import add_connection_options, connect
+from pyozone.common.balancer_options import add_start_options, start_options
 from pyozone.common.output import print_json
-from pyozone.hdds.balancer import BalancerStartOptions, BalancerStatusInfo, IterationStatus
+from pyozone.hdds.balancer import BalancerStatusInfo, IterationStatus
 
 _GB = 1 << 30
 _BINARY = ("B", "KB", "MB", "GB", "TB", "PB", "EB")
@@ -28,81 +29,7 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     commands = cb.add_subparsers(dest="containerbalancer_command", metavar="COMMAND")
     commands.required = True
     start = commands.add_parser("start", parents=[parent], help="start ContainerBalancer")
-    start.add_argument(
-        "-t",
-        "--threshold",
-        type=float,
-        help="percentage deviation from the average "
-        "utilization after which a datanode is rebalanced, in [0, 100) (default 10)",
-    )
-    start.add_argument("-i", "--iterations", type=int, help="iterations to run, > 0 or -1 (default 10)")
-    start.add_argument(
-        "-d",
-        "--max-datanodes-percentage-to-involve-per-iteration",
-        "--maxDatanodesPercentageToInvolvePerIteration",
-        dest="max_datanodes_percentage",
-        type=int,
-        help="percent of healthy in-service datanodes one iteration may involve",
-    )
-    start.add_argument(
-        "-s",
-        "--max-size-to-move-per-iteration-in-gb",
-        "--maxSizeToMovePerIterationInGB",
-        dest="max_size_to_move_per_iteration_gb",
-        type=int,
-        help="GB one iteration moves",
-    )
-    start.add_argument(
-        "-e",
-        "--max-size-entering-target-in-gb",
-        "--maxSizeEnteringTargetInGB",
-        dest="max_size_entering_target_gb",
-        type=int,
-        help="GB entering a target per iteration",
-    )
-    start.add_argument(
-        "-l",
-        "--max-size-leaving-source-in-gb",
-        "--maxSizeLeavingSourceInGB",
-        dest="max_size_leaving_source_gb",
-        type=int,
-        help="GB leaving a source per iteration",
-    )
-    start.add_argument(
-        "--balancing-iteration-interval-minutes",
-        dest="balancing_interval_minutes",
-        type=int,
-        help="minutes between iterations (default 70)",
-    )
-    start.add_argument(
-        "--move-timeout-minutes",
-        dest="move_timeout_minutes",
-        type=int,
-        help="minutes a container's move may take (default 65)",
-    )
-    start.add_argument(
-        "--move-replication-timeout-minutes",
-        dest="move_replication_timeout_minutes",
-        type=int,
-        help="of those, minutes its replication may take (default 50)",
-    )
-    start.add_argument(
-        "--move-network-topology-enable",
-        dest="network_topology_enable",
-        nargs="?",
-        const=True,
-        type=_boolean,
-        metavar="true|false",
-        help="not supported by pyozone: true is refused",
-    )
-    start.add_argument(
-        "--include-datanodes",
-        dest="include_datanodes",
-        metavar="HOSTS",
-        help="only these datanodes (hostnames or IPs, comma separated)",
-    )
-    start.add_argument("--exclude-datanodes", dest="exclude_datanodes", metavar="HOSTS",
-                       help="never these datanodes (hostnames or IPs, comma separated)")  # fmt: skip
+    add_start_options(start)
     stop = commands.add_parser("stop", parents=[parent], help="stop ContainerBalancer")
     status = commands.add_parser("status", parents=[parent], help="check if ContainerBalancer is running")
     status.add_argument("-v", "--verbose", action="store_true", help="show the current iteration")
@@ -110,18 +37,6 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     for command, func in ((start, run_start), (stop, run_stop), (status, run_status)):
         add_connection_options(command)
         command.set_defaults(func=func)
-
-
-def _boolean(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered not in ("true", "false"):
-        raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
-    return lowered == "true"
-
-
-def start_options(args: argparse.Namespace) -> BalancerStartOptions:
-    names = BalancerStartOptions.__dataclass_fields__
-    return BalancerStartOptions(**{name: getattr(args, name) for name in names})
 
 
 def run_start(args: argparse.Namespace) -> int:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from pyozone.cli.admin.containerbalancer import byte_desc, start_options, status_text
+from pyozone.cli.admin.containerbalancer import byte_desc, status_text
 from pyozone.cli.main import build_parser
+from pyozone.common.balancer_options import start_options
 from pyozone.hdds.balancer import BalancerStartOptions, BalancerStatusInfo, IterationResult, IterationStatus
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 
