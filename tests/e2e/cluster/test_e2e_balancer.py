@@ -39,7 +39,9 @@ from tests.e2e.cluster.cluster_helpers import (
 )
 from tests.polling import wait_for
 
-pytestmark = pytest.mark.timeout(300)
+# two minutes and more of datanodes restarting and moves timing out: behind -m slow (the balancer's rules,
+# moves and failures are proven in process: tests/unit/scm/balancer, tests/sim/test_sim_balancer.py)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 VOL, BUCKET = "vol1", "bucket1"
 KEYS = 5  # one closed container each: 15 replicas, 3 on each of 5 datanodes once balanced
