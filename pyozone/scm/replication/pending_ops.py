@@ -96,6 +96,13 @@ class ContainerReplicaPendingOps:
     def remove_op(self, container_id: ContainerID, op: PendingOp) -> bool:
         return self._complete(container_id, op.type, op.target_dn, op.replica_index, notify=True)
 
+    def withdraw(
+        self, container_id: ContainerID, op_type: PendingOpType, target: DatanodeID, index: int
+    ) -> bool:
+        """Drops an op SCM no longer waits for (a balancer move given up), telling no subscriber: it is
+        not a completion, so nobody treats the replica as made, and the container is counted without it."""
+        return self._complete(container_id, op_type, target, index, notify=False)
+
     def ops(self, container_id: ContainerID) -> list[PendingOp]:
         """A copy; empty when the container has nothing pending."""
         return list(self._ops.get(container_id, ()))
