@@ -5,8 +5,10 @@ now + move.replication.timeout (the datanode runs it only when no NORMAL work wa
 new replica is reported (the pending ADD completes) the source's replica is deleted, unthrottled and
 forced, with the deadline start + move.timeout, but only if the container, without it, is HEALTHY by
 the Replication Manager's own check chain, pending ops included (`ReplicationManager.replication_health`,
-Ozone's getContainerReplicationHealth): placement and replica counting have one definition each, and a
-move never leaves a container under-replicated or mis-replicated. Otherwise the move ends
+Ozone's getContainerReplicationHealth), counting only the copies its over-replication handlers let a
+delete rely on (`copies_a_delete_may_rely_on`: none on a STALE node; Ozone counts those too): placement
+and replica counting have one definition each, and a move never leaves a container under-replicated or
+mis-replicated. Otherwise the move ends
 DELETE_FAIL_POLICY and the extra copy is the Replication Manager's ordinary over-replication.
 
 Every move ends in one MoveResult, told to the listener. Beyond Ozone, which learns of trouble only
@@ -151,7 +153,9 @@ class MoveManager:
             return MoveResult.REPLICATION_FAIL_INFLIGHT_DELETION
         if container.state is not LifeCycleState.CLOSED:
             return MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED
-        after = _replicas_after_move(replicas, holders[source], target)
+        after = self._rm.copies_a_delete_may_rely_on(
+            container, _replicas_after_move(replicas, holders[source], target)
+        )
         if self._rm.replication_health(container, after) is not ContainerHealthState.HEALTHY:
             return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
         if container_id in self.pending:
@@ -203,7 +207,9 @@ class MoveManager:
         if not info.status.is_healthy():
             self._complete(container_id, MoveResult.DELETION_FAIL_NODE_UNHEALTHY)
             return
-        health = self._rm.replication_health(container, remaining)
+        health = self._rm.replication_health(
+            container, self._rm.copies_a_delete_may_rely_on(container, remaining)
+        )
         if health is not ContainerHealthState.HEALTHY:
             log.info(
                 "Container %d keeps its replica on %s: it would be %s", container_id, source, health.name

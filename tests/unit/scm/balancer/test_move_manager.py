@@ -193,3 +193,23 @@ def test_cancel_and_clear_withdraw_the_adds_of_replicating_moves(h: BalancerHarn
     assert h.rm.pending_ops.pending_add_count() == 0
     assert h.results == []  # forgotten, not completed: no delete of a source follows
     assert h.deletes() == []
+
+
+def test_source_delete_does_not_count_a_stale_holder(h: BalancerHarness) -> None:
+    """R24 D8: with another holder STALE, the source's copy is kept (the RM's over-replication rule:
+    only copies on heartbeating nodes count when a spare is deleted)."""
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    node = h.scm.nodes.node(h.dns[1])
+    node.status = node.status.with_health(NodeState.STALE)
+    h.report_copy(cid, h.dns[3])
+    assert h.results == [(cid, "DELETE_FAIL_POLICY")]
+    assert h.deletes() == []
+
+
+def test_move_is_not_started_while_a_holder_is_stale(h: BalancerHarness) -> None:
+    """R24 D8: the same rule before the move: its delete could not be sent."""
+    cid = h.container(h.dns[0:3])
+    node = h.scm.nodes.node(h.dns[1])
+    node.status = node.status.with_health(NodeState.STALE)
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
