@@ -20,6 +20,10 @@ from pyozone.hdds.balancer import BalancerStartOptions
 CB = "hdds.container.balancer."
 MIN_DELETE_PHASE_MS = 9 * 60_000
 """Ozone's floor for move.timeout - move.replication.timeout - the datanode offset: the delete's time."""
+MAX_DURATION_MS = (2**31 - 1) * 60_000
+"""Ozone's bound on the balancer's durations: `start` takes them as Java int minutes
+(ContainerBalancerStartSubcommand, SCMClientProtocolServer.startContainerBalancer). It also keeps every
+deadline (now + move.timeout) inside the int64 deadlineMsSinceEpoch of the commands."""
 
 
 class InvalidContainerBalancerConfigurationError(ConfigError):
@@ -133,6 +137,14 @@ class ContainerBalancerConfiguration:
                 problems.append(f"{CB}{key} ({size}) should be greater than ozone.scm.container.size")
             if size > self.max_size_to_move_per_iteration:
                 problems.append(f"{CB}{key} ({size}) must be at most {CB}size.moved.max.per.iteration")
+        for key, duration in (
+            ("move.timeout", self.move_timeout_ms),
+            ("move.replication.timeout", self.move_replication_timeout_ms),
+        ):
+            if duration > MAX_DURATION_MS:
+                problems.append(
+                    f"{CB}{key} ({duration}ms) must be at most {MAX_DURATION_MS}ms (2^31-1 minutes)"
+                )
         if self.move_timeout_ms <= 0 or self.move_replication_timeout_ms <= 0:
             problems.append("move timeout and move replication timeout must each be greater than zero")
         elif self.move_replication_timeout_ms >= self.move_timeout_ms:

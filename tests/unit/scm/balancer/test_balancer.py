@@ -169,6 +169,17 @@ def test_stop_persists_should_run_false_and_ends_the_iteration() -> None:
     assert h.balancer.status is STOPPED
 
 
+def test_stop_leaves_no_pending_add_behind() -> None:
+    """R24 D11: the LOW replicates' ADDs of forgotten moves no longer count for the RM."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.start()
+    h.scm.tick()
+    assert h.rm.pending_ops.pending_add_count() == 3
+    h.balancer.stop()
+    assert h.rm.pending_ops.pending_add_count() == 0
+
+
 def test_step_down_stops_it_and_the_next_leader_resumes() -> None:
     h = BalancerHarness(context=ScmContext.ha_leader(1))
     skewed(h, containers=6)

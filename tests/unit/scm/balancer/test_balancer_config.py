@@ -89,6 +89,10 @@ def test_bad_values_name_their_key(key: str, value: str) -> None:
         ({"network_topology_enable": True}, "networkTopology.enable=true is not supported"),
         ({"trigger_du_enable": True}, "trigger.du.before.move.enable=true is not supported"),
         ({"threshold": 100.0}, "percentage from 0 to below 100"),
+        (  # R24 D11: Ozone's int minutes
+            {"move_timeout_ms": 2**31 * MINUTE, "move_replication_timeout_ms": 2**31 * MINUTE - 20 * MINUTE},
+            r"move\.timeout \(128849018880000ms\) must be at most 128849018820000ms \(2\^31-1 minutes\)",
+        ),
     ],
 )
 def test_a_run_refuses_inconsistent_settings(options: dict, rule: str) -> None:
