@@ -124,7 +124,7 @@ class ReplicationManager:
             lambda: self.queue,
             lambda result: handle_under_replicated(result, self.services),
             self.inflight_limit,
-            self.pending_ops.pending_add_count,
+            self.pending_ops.inflight_add_count,
             self.should_run,
             self.metrics,
         )
@@ -132,7 +132,7 @@ class ReplicationManager:
             lambda: self.queue,
             lambda result: handle_over_replicated(result, self.services),
             self.inflight_limit,
-            self.pending_ops.pending_add_count,
+            self.pending_ops.inflight_add_count,
             self.should_run,
             self.metrics,
         )

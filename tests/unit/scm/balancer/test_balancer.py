@@ -9,6 +9,7 @@ import pytest
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.balancer import IterationResult
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.balancer.balancer import ContainerBalancerStatus, IllegalContainerBalancerStateError
 from pyozone.scm.balancer.config import (
@@ -18,10 +19,11 @@ from pyozone.scm.balancer.config import (
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
-from tests.unit.scm.balancer.balancer_harness import LOOSE, BalancerHarness
+from tests.unit.scm.balancer.balancer_harness import CB, LOOSE, BalancerHarness
 
 MINUTE = 60_000
 RUNNING, STOPPED = ContainerBalancerStatus.RUNNING, ContainerBalancerStatus.STOPPED
+NORMAL = ReplicationCommandPriority.NORMAL
 
 
 def skewed(h: BalancerHarness, containers: int = 3) -> list[int]:
@@ -178,6 +180,30 @@ def test_stop_leaves_no_pending_add_behind() -> None:
     assert h.rm.pending_ops.pending_add_count() == 3
     h.balancer.stop()
     assert h.rm.pending_ops.pending_add_count() == 0
+
+
+def test_balancer_moves_beyond_the_inflight_cap_do_not_delay_a_normal_repair() -> None:
+    """R24 D10: more LOW replicates than the RM's cluster in-flight cap; a container that becomes
+    under-replicated is still repaired NORMAL at the RM's next pass, the cap never hit."""
+    sizes = {CB + k: "100GB" for k in ("size.entering.target.max", "size.leaving.source.max")}
+    h = BalancerHarness(overrides={**sizes, CB + "size.moved.max.per.iteration": "500GB"})
+    for i, used in enumerate((95, 95, 40, 40, 0, 0)):
+        h.set_used(i, used)
+    for k in range(120):
+        h.container([h.dns[0], h.dns[1], h.dns[2 + k % 2]])
+    under = h.container(h.dns[2:5])
+    h.balancer.start()
+    h.scm.tick()
+    assert h.rm.pending_ops.pending_add_count() > h.rm.inflight_limit()
+    h.drain()
+    h.remove_replica(under, h.dns[4])
+    h.rm.check_containers([under])
+    h.clock.advance(MINUTE)
+    for dn in h.dns:
+        h.scm.nodes.process_heartbeat(dn)
+    h.scm.tick()
+    assert [c.priority for _, c in h.replicates() if c.container_id == under] == [NORMAL]
+    assert h.rm.metrics.pending_replication_limit_reached_total == 0
 
 
 def test_step_down_stops_it_and_the_next_leader_resumes() -> None:
