@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 import time
 
 from pyozone.cli.admin.connect import add_connection_options, connect
@@ -124,17 +125,44 @@ def start_options(args: argparse.Namespace) -> BalancerStartOptions:
     return BalancerStartOptions(**{name: getattr(args, name) for name in names})
 
 
+_INT32_MAX, _INT64_MAX = 2**31 - 1, 2**63 - 1
+_RANGES = (
+    ("iterations", "--iterations", _INT32_MAX),
+    ("max_datanodes_percentage", "--max-datanodes-percentage-to-involve-per-iteration", _INT32_MAX),
+    ("max_size_to_move_per_iteration_gb", "--max-size-to-move-per-iteration-in-gb", _INT64_MAX),
+    ("max_size_entering_target_gb", "--max-size-entering-target-in-gb", _INT64_MAX),
+    ("max_size_leaving_source_gb", "--max-size-leaving-source-in-gb", _INT64_MAX),
+    ("balancing_interval_minutes", "--balancing-iteration-interval-minutes", _INT32_MAX),
+    ("move_timeout_minutes", "--move-timeout-minutes", _INT32_MAX),
+    ("move_replication_timeout_minutes", "--move-replication-timeout-minutes", _INT32_MAX),
+)
+"""The integer options with their Java types' bounds (ContainerBalancerStartSubcommand: Integer minutes,
+counts and percentages, Long GB): what picocli would refuse before any call to SCM."""
+
+
+def _out_of_range(args: argparse.Namespace) -> str | None:
+    for dest, flag, maximum in _RANGES:
+        value = getattr(args, dest)
+        if value is not None and not -maximum - 1 <= value <= maximum:
+            return f"Invalid value for option '{flag}': {value} is out of range (at most {maximum})"
+    return None
+
+
 def run_start(args: argparse.Namespace) -> int:
+    problem = _out_of_range(args)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     with connect(args) as scm:
         result = scm.start_container_balancer(start_options(args))
     if args.json:
         print_json({"start": result.started, "message": result.message or None})
     elif result.started:
         print("Container Balancer started successfully.")
-    else:
-        print("Failed to start Container Balancer.")
+    else:  # Ozone prints these to System.err
+        print("Failed to start Container Balancer.", file=sys.stderr)
         if result.message:
-            print(f"Failure reason: {result.message}")
+            print(f"Failure reason: {result.message}", file=sys.stderr)
     return 0 if result.started else 1
 
 
