@@ -124,6 +124,7 @@ class ContainerBalancer:
             )
         config = config or self.default_config
         config.validate(self._container_size, self._datanode_offset_ms)
+        self._validate_node_lists(config)
         self._save(config, should_run=True, index=0)
         self._run(config, 0)
 
@@ -325,6 +326,19 @@ class ContainerBalancer:
             raise IllegalContainerBalancerStateError("SCM is not leader ready")
         if self._in_safe_mode():
             raise IllegalContainerBalancerStateError("SCM is in safe mode")
+
+    def _validate_node_lists(self, config: ContainerBalancerConfiguration) -> None:
+        """Ozone's validateNodeList, on `start` only (a resumed run's datanodes may not have registered
+        yet): every included or excluded hostname or IP is a datanode SCM knows."""
+        known = {
+            name for info in self._nodes.nodes() for name in (info.details.hostname, info.details.ip_address)
+        }
+        for kind, names in (("included", config.include_datanodes), ("excluded", config.exclude_datanodes)):
+            for name in sorted(names - known):
+                raise InvalidContainerBalancerConfigurationError(
+                    f"Invalid configuration: The {kind} datanode '{name}' does not exist or is not "
+                    "registered with SCM. Please check the hostname/IP."
+                )
 
     def _save(self, config: ContainerBalancerConfiguration, should_run: bool, index: int) -> None:
         self.config = config

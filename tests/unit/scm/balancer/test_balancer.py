@@ -206,6 +206,23 @@ def test_balancer_moves_beyond_the_inflight_cap_do_not_delay_a_normal_repair() -
     assert h.rm.metrics.pending_replication_limit_reached_total == 0
 
 
+@pytest.mark.parametrize("option", ["include_datanodes", "exclude_datanodes"])
+def test_start_refuses_a_datanode_scm_does_not_know(option: str) -> None:
+    """R24 D4: Ozone's validateNodeList; a known hostname or IP is taken."""
+    h = BalancerHarness()
+    skewed(h)
+    unknown = h.balancer.default_config.with_options(
+        **{option: frozenset({"dn0.test", "no-such-host.example"})}
+    )
+    with pytest.raises(
+        InvalidContainerBalancerConfigurationError, match=r"'no-such-host\.example' does not exist"
+    ):
+        h.balancer.start(unknown)
+    assert h.balancer.persisted() is None
+    h.balancer.start(h.balancer.default_config.with_options(**{option: frozenset({"dn0.test", "10.0.0.2"})}))
+    assert h.balancer.status is RUNNING
+
+
 def test_step_down_stops_it_and_the_next_leader_resumes() -> None:
     h = BalancerHarness(context=ScmContext.ha_leader(1))
     skewed(h, containers=6)
