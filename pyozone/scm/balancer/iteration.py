@@ -50,7 +50,9 @@ _SOURCE_BACK = frozenset(
 
 
 def eligible_usages(nodes: NodeManager, config: ContainerBalancerConfiguration) -> list[DatanodeUsage]:
-    """Healthy, in-service datanodes' usage, most used first, after include/exclude.datanodes."""
+    """Healthy, in-service datanodes' usage, most used first, after include/exclude.datanodes. A
+    datanode reporting no capacity (every data volume failed) is left out: Ozone's utilization 0 would
+    make it the first target of moves that can only fail on it (R24 D6)."""
     usages = []
     for info in nodes.healthy_in_service():
         names = {info.details.hostname, info.details.ip_address}
@@ -58,7 +60,9 @@ def eligible_usages(nodes: NodeManager, config: ContainerBalancerConfiguration) 
             continue
         if config.include_datanodes and not names & config.include_datanodes:
             continue
-        usages.append(DatanodeUsage.of(info))
+        usage = DatanodeUsage.of(info)
+        if usage.capacity > 0:
+            usages.append(usage)
     usages.sort(key=lambda u: (-u.utilization(), u.datanode))
     return usages
 
