@@ -18,6 +18,7 @@ average are the targets (each up to the average at most).
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from pyozone.hdds.balancer import IterationResult, IterationStatus
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
     from pyozone.scm.replication.manager import ReplicationManager
 
 log = logging.getLogger(__name__)
+
+SELECTION_STEP = 20_000
+"""Containers an iteration's selection lists or checks per SCM tick (a source's candidates are listed
+at its first visit, about 1 us each; a candidate's criteria cost about 4 us): some 100 ms of the event
+loop with the target checks, as the Replication Manager's SCAN_STEP bounds its scan."""
 
 _SOURCE_BACK = frozenset(
     {
@@ -120,6 +126,7 @@ class BalancerIteration:
         self.size_scheduled = 0
         self.size_moved = 0
         self.scheduled = self.completed = self.failed = self.timed_out = 0
+        self._selection: Generator[None, int | None, None] | None = None
 
     def unbalanced_bytes(self) -> int:
         """ContainerBalancerTask's dataSizeUnbalanced: the larger of the bytes the over-utilized datanodes
@@ -154,7 +161,27 @@ class BalancerIteration:
 
     # ------------------------------------------------------------------ selection (doIteration)
     def select(self) -> None:
-        """Matches sources with targets and starts the moves, until a limit or the candidates run out."""
+        """Matches sources with targets and starts the moves, until a limit or the candidates run out
+        (the whole selection at once: benchmarks and tests)."""
+        while not self.select_step(None):
+            pass
+
+    def select_step(self, budget: int | None = SELECTION_STEP) -> bool:
+        """Goes on with the selection until about `budget` candidate containers were looked at (None: no
+        bound); True once the selection is over. Ozone's ContainerBalancerTask selects on its own
+        thread; SCM's loop selects a step per tick, as the Replication Manager's scan (SCAN_STEP)."""
+        if self._selection is None:
+            self._selection = self._selecting()
+            next(self._selection)  # to its first `yield`, where it takes the budget
+        try:
+            self._selection.send(budget)
+        except StopIteration:
+            return True
+        return False
+
+    def _selecting(self) -> Generator[None, int | None, None]:
+        """doIteration, pausing (yield) whenever the step's budget of scanned containers is used up."""
+        budget = yield
         over = self.over or [
             u.datanode for u in self.usages.values() if self.average < u.utilization() <= self.upper_limit
         ]
@@ -165,7 +192,11 @@ class BalancerIteration:
         self.targets.reset(under)
         adapt_nearing = adapt_reaching = True
         generated = False
+        scanned = 0
         while True:
+            if budget is not None and scanned >= budget:
+                budget = yield
+                scanned = 0
             if self.size_scheduled >= self.config.max_size_to_move_per_iteration:
                 break
             limit = self._max_datanodes()
@@ -179,19 +210,24 @@ class BalancerIteration:
             source = self.sources.next_candidate()
             if source is None:
                 break
-            match = self._match(source)
+            match, looked_at = self._match(source)
+            scanned += looked_at
             if match is not None:
                 self._start(source, *match)
                 generated = True
         if not generated:
             self.result = IterationResult.CAN_NOT_BALANCE_ANY_MORE
 
-    def _match(self, source: DatanodeID) -> tuple[ContainerInfo, DatanodeID] | None:
-        """matchSourceWithTarget: the source's first candidate container some target can take."""
+    def _match(self, source: DatanodeID) -> tuple[tuple[ContainerInfo, DatanodeID] | None, int]:
+        """matchSourceWithTarget: the source's first candidate container some target can take, and the
+        work it cost in containers (listed the first time the source is visited, then looked at)."""
         excluded: set[ContainerID] = set()
         found = None
         scanned = 0
-        for cid in self.criteria.candidates(source):
+        listed = self.criteria.listed(source)
+        candidates = self.criteria.candidates(source)
+        work = 0 if listed else len(candidates)
+        for cid in candidates:
             scanned += 1
             if self.criteria.should_be_excluded(cid, source, self.size_scheduled):
                 excluded.add(cid)
@@ -202,7 +238,7 @@ class BalancerIteration:
                 found = (container, target)
                 break
         self.criteria.prune(source, scanned, excluded)
-        return found
+        return found, work + scanned
 
     def _start(self, source: DatanodeID, container: ContainerInfo, target: DatanodeID) -> None:
         cid = container.container_id
@@ -242,8 +278,13 @@ class BalancerIteration:
         else:
             self.failed += 1
 
+    @property
+    def selecting(self) -> bool:
+        """The selection started and is not over yet."""
+        return self._selection is not None and self._selection.gi_frame is not None
+
     def moves_done(self) -> bool:
-        return not self.outstanding
+        return not self.selecting and not self.outstanding
 
     def finish(self, interrupted: bool) -> None:
         """The iteration ends: moves still under way (move.timeout passed, or the balancer stopped) are

@@ -223,6 +223,23 @@ def test_start_refuses_a_datanode_scm_does_not_know(option: str) -> None:
     assert h.balancer.status is RUNNING
 
 
+def test_selection_is_spread_over_ticks() -> None:
+    """R24 D5: a tick lists or checks at most selection_step containers; the moves' deadline counts
+    from the selection's end, and the iteration does not end while it selects."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.selection_step = 1
+    h.balancer.start()
+    ticks = 0
+    while h.balancer.iteration is None or h.balancer.iteration.selecting:
+        h.scm.tick()
+        ticks += 1
+        assert len(h.replicates()) <= ticks  # at most one container per tick was looked at
+    assert ticks > 1
+    assert len(h.replicates()) == 3
+    assert h.balancer.iteration.status(h.clock.now_ms()).moves_scheduled == 3
+
+
 def test_step_down_stops_it_and_the_next_leader_resumes() -> None:
     h = BalancerHarness(context=ScmContext.ha_leader(1))
     skewed(h, containers=6)
