@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SELECTION_STEP = 20_000
-"""Containers an iteration's selection lists or checks per SCM tick (a source's candidates are listed
-at its first visit, about 1 us each; a candidate's criteria cost about 4 us): some 100 ms of the event
-loop with the target checks, as the Replication Manager's SCAN_STEP bounds its scan."""
+"""The selection's work per SCM tick: containers listed (a source's candidates, at its first visit)
+or checked against the criteria, and targets tried for them, about 5 us each: some 100 ms of the event
+loop, as the Replication Manager's SCAN_STEP bounds its scan."""
 
 _SOURCE_BACK = frozenset(
     {
@@ -127,6 +127,8 @@ class BalancerIteration:
         self.size_moved = 0
         self.scheduled = self.completed = self.failed = self.timed_out = 0
         self._selection: Generator[None, int | None, None] | None = None
+        self._budget: int | None = None
+        self._work = 0
 
     def unbalanced_bytes(self) -> int:
         """ContainerBalancerTask's dataSizeUnbalanced: the larger of the bytes the over-utilized datanodes
@@ -167,7 +169,7 @@ class BalancerIteration:
             pass
 
     def select_step(self, budget: int | None = SELECTION_STEP) -> bool:
-        """Goes on with the selection until about `budget` candidate containers were looked at (None: no
+        """Goes on with the selection until about `budget` units of its work were done (None: no
         bound); True once the selection is over. Ozone's ContainerBalancerTask selects on its own
         thread; SCM's loop selects a step per tick, as the Replication Manager's scan (SCAN_STEP)."""
         if self._selection is None:
@@ -180,8 +182,8 @@ class BalancerIteration:
         return False
 
     def _selecting(self) -> Generator[None, int | None, None]:
-        """doIteration, pausing (yield) whenever the step's budget of scanned containers is used up."""
-        budget = yield
+        """doIteration, pausing (yield) wherever the step's budget of work is used up."""
+        self._budget = yield
         over = self.over or [
             u.datanode for u in self.usages.values() if self.average < u.utilization() <= self.upper_limit
         ]
@@ -192,11 +194,8 @@ class BalancerIteration:
         self.targets.reset(under)
         adapt_nearing = adapt_reaching = True
         generated = False
-        scanned = 0
         while True:
-            if budget is not None and scanned >= budget:
-                budget = yield
-                scanned = 0
+            yield from self._pause()
             if self.size_scheduled >= self.config.max_size_to_move_per_iteration:
                 break
             limit = self._max_datanodes()
@@ -210,35 +209,46 @@ class BalancerIteration:
             source = self.sources.next_candidate()
             if source is None:
                 break
-            match, looked_at = self._match(source)
-            scanned += looked_at
+            match = yield from self._match(source)
             if match is not None:
                 self._start(source, *match)
                 generated = True
         if not generated:
             self.result = IterationResult.CAN_NOT_BALANCE_ANY_MORE
 
-    def _match(self, source: DatanodeID) -> tuple[tuple[ContainerInfo, DatanodeID] | None, int]:
-        """matchSourceWithTarget: the source's first candidate container some target can take, and the
-        work it cost in containers (listed the first time the source is visited, then looked at)."""
+    def _pause(self) -> Generator[None, int | None, None]:
+        """Yields to the next tick once this one's budget is used up; it brings the next budget."""
+        if self._budget is not None and self._work >= self._budget:
+            self._budget = yield
+            self._work = 0
+
+    def _match(
+        self, source: DatanodeID
+    ) -> Generator[None, int | None, tuple[ContainerInfo, DatanodeID] | None]:
+        """matchSourceWithTarget: the source's first candidate container some target can take. Its work
+        counts toward the step's budget: the containers listed (the source's first visit) and looked at,
+        and the targets tried; it may pause between candidates (the source's list is its own meanwhile)."""
         excluded: set[ContainerID] = set()
         found = None
         scanned = 0
-        listed = self.criteria.listed(source)
-        candidates = self.criteria.candidates(source)
-        work = 0 if listed else len(candidates)
-        for cid in candidates:
+        if not self.criteria.listed(source):
+            self._work += len(self.criteria.candidates(source))
+        for cid in self.criteria.candidates(source):
+            yield from self._pause()
             scanned += 1
+            self._work += 1
             if self.criteria.should_be_excluded(cid, source, self.size_scheduled):
                 excluded.add(cid)
                 continue
             container = self._containers.get(cid)
+            tried = self.targets.checked
             target = self.targets.find_target(cid, container.used_bytes, source)
+            self._work += self.targets.checked - tried
             if target is not None:
                 found = (container, target)
                 break
         self.criteria.prune(source, scanned, excluded)
-        return found, work + scanned
+        return found
 
     def _start(self, source: DatanodeID, container: ContainerInfo, target: DatanodeID) -> None:
         cid = container.container_id
