@@ -98,3 +98,27 @@ def _boolean(text: str) -> bool:
 def start_options(args: argparse.Namespace) -> BalancerStartOptions:
     names = BalancerStartOptions.__dataclass_fields__
     return BalancerStartOptions(**{name: getattr(args, name) for name in names})
+
+
+_INT32_MAX, _INT64_MAX = 2**31 - 1, 2**63 - 1
+_RANGES = (
+    ("iterations", "--iterations", _INT32_MAX),
+    ("max_datanodes_percentage", "--max-datanodes-percentage-to-involve-per-iteration", _INT32_MAX),
+    ("max_size_to_move_per_iteration_gb", "--max-size-to-move-per-iteration-in-gb", _INT64_MAX),
+    ("max_size_entering_target_gb", "--max-size-entering-target-in-gb", _INT64_MAX),
+    ("max_size_leaving_source_gb", "--max-size-leaving-source-in-gb", _INT64_MAX),
+    ("balancing_interval_minutes", "--balancing-iteration-interval-minutes", _INT32_MAX),
+    ("move_timeout_minutes", "--move-timeout-minutes", _INT32_MAX),
+    ("move_replication_timeout_minutes", "--move-replication-timeout-minutes", _INT32_MAX),
+)
+"""The integer options with their Java types' bounds (ContainerBalancerStartSubcommand: Integer minutes,
+counts and percentages, Long GB): what picocli would refuse before any call to SCM."""
+
+
+def out_of_range(args: argparse.Namespace) -> str | None:
+    """The first integer option beyond its Java type, as picocli's refusal; None when all fit."""
+    for dest, flag, maximum in _RANGES:
+        value = getattr(args, dest)
+        if value is not None and not -maximum - 1 <= value <= maximum:
+            return f"Invalid value for option '{flag}': {value} is out of range (at most {maximum})"
+    return None

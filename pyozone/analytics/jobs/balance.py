@@ -37,7 +37,8 @@ from pyozone.analytics.jobs.results import write_json, write_rows
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.rm_rules import CheckContext, ContainerRow, ReplicaRow
 from pyozone.analytics.schema import SnapshotError
-from pyozone.common.balancer_options import add_start_options, start_options
+from pyozone.common.balancer_options import add_start_options, out_of_range, start_options
+from pyozone.common.cli_options import CLIError
 from pyozone.common.output import duration, human_size, print_json, print_table
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails
@@ -77,7 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """The run's configuration, refused as SCM's `start` refuses it (InvalidContainerBalancerConfiguration
-    Error, one line): SCM's configuration with the options over it."""
+    Error, one line): SCM's configuration with the options over it; an integer beyond its Java type first,
+    as `admin containerbalancer start` refuses it."""
+    problem = out_of_range(args)
+    if problem is not None:
+        raise CLIError(problem)
     conf = args.conf
     config = ContainerBalancerConfiguration.from_conf(conf).with_start_options(start_options(args))
     config.validate(

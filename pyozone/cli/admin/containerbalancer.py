@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 import time
 
 from pyozone.cli.admin.connect import add_connection_options, connect
-from pyozone.common.balancer_options import add_start_options, start_options
+from pyozone.common.balancer_options import add_start_options, out_of_range, start_options
 from pyozone.common.output import print_json
 from pyozone.hdds.balancer import BalancerStatusInfo, IterationStatus
 
@@ -40,16 +41,20 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
 
 
 def run_start(args: argparse.Namespace) -> int:
+    problem = out_of_range(args)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     with connect(args) as scm:
         result = scm.start_container_balancer(start_options(args))
     if args.json:
         print_json({"start": result.started, "message": result.message or None})
     elif result.started:
         print("Container Balancer started successfully.")
-    else:
-        print("Failed to start Container Balancer.")
+    else:  # Ozone prints these to System.err
+        print("Failed to start Container Balancer.", file=sys.stderr)
         if result.message:
-            print(f"Failure reason: {result.message}")
+            print(f"Failure reason: {result.message}", file=sys.stderr)
     return 0 if result.started else 1
 
 

@@ -2,7 +2,8 @@
 
 Ozone runs ContainerBalancerTask on a thread that sleeps between iterations; here `tick()` (each SCM
 tick) moves the same run along on the injected clock: an iteration starts when due, selects its moves
-at once (iteration.py), then waits until every move ended or move.timeout passed; the next one starts
+a step per tick (iteration.py SELECTION_STEP, so no tick blocks SCM's loop for long), then waits until
+every move ended or move.timeout passed; the next one starts
 balancing.iteration.interval later. A run stops after `iterations` iterations, when no datanode is
 outside the threshold any more (Ozone's "could not initialize" stop), when an iteration could move
 nothing (CAN_NOT_BALANCE_ANY_MORE), or on `stop`.
@@ -39,7 +40,7 @@ from pyozone.scm.balancer.config import (
     ContainerBalancerConfiguration,
     InvalidContainerBalancerConfigurationError,
 )
-from pyozone.scm.balancer.iteration import BalancerIteration, eligible_usages
+from pyozone.scm.balancer.iteration import SELECTION_STEP, BalancerIteration, eligible_usages
 from pyozone.scm.balancer.metrics import ContainerBalancerMetrics
 from pyozone.scm.balancer.move_manager import MoveDataNodePair, MoveManager, MoveResult
 from pyozone.scm.ha.context import ScmContext
@@ -111,6 +112,8 @@ class ContainerBalancer:
         self.usage_at_start: dict[DatanodeID, float] = {}
         """Each balanced datanode's utilization when the run started (the web UI's "before")."""
         self._unresumable: dict[str, Any] | None = None
+        self.selection_step = SELECTION_STEP
+        """Containers the selection lists or checks per tick (iteration.py)."""
 
     # ------------------------------------------------------------------ the operator's calls
     def start(self, config: ContainerBalancerConfiguration | None = None) -> None:
@@ -124,6 +127,7 @@ class ContainerBalancer:
             )
         config = config or self.default_config
         config.validate(self._container_size, self._datanode_offset_ms)
+        self._validate_node_lists(config)
         self._save(config, should_run=True, index=0)
         self._run(config, 0)
 
@@ -193,6 +197,8 @@ class ContainerBalancer:
         if self.iteration is None:
             if now >= self._next_iteration_ms:
                 self._begin_iteration()
+        elif self.iteration.selecting:
+            self._select_step()
         elif self.iteration.moves_done() or now >= self._moves_deadline_ms:
             self._end_iteration()
 
@@ -258,7 +264,14 @@ class ContainerBalancer:
             len(iteration.under),
         )
         self.iteration = iteration
-        iteration.select()
+        self._select_step()
+
+    def _select_step(self) -> None:
+        """One tick's share of the selection (iteration.SELECTION_STEP); once it is over, the moves have
+        move.timeout from then."""
+        iteration = self.iteration
+        if iteration is None or not iteration.select_step(self.selection_step):
+            return
         self._moves_deadline_ms = self._clock.now_ms() + self.config.move_timeout_ms
         if iteration.result is IterationResult.CAN_NOT_BALANCE_ANY_MORE:
             self._end_iteration()
@@ -325,6 +338,19 @@ class ContainerBalancer:
             raise IllegalContainerBalancerStateError("SCM is not leader ready")
         if self._in_safe_mode():
             raise IllegalContainerBalancerStateError("SCM is in safe mode")
+
+    def _validate_node_lists(self, config: ContainerBalancerConfiguration) -> None:
+        """Ozone's validateNodeList, on `start` only (a resumed run's datanodes may not have registered
+        yet): every included or excluded hostname or IP is a datanode SCM knows."""
+        known = {
+            name for info in self._nodes.nodes() for name in (info.details.hostname, info.details.ip_address)
+        }
+        for kind, names in (("included", config.include_datanodes), ("excluded", config.exclude_datanodes)):
+            for name in sorted(names - known):
+                raise InvalidContainerBalancerConfigurationError(
+                    f"Invalid configuration: The {kind} datanode '{name}' does not exist or is not "
+                    "registered with SCM. Please check the hostname/IP."
+                )
 
     def _save(self, config: ContainerBalancerConfiguration, should_run: bool, index: int) -> None:
         self.config = config

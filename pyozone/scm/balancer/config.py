@@ -4,7 +4,10 @@ Single-key ranges (threshold, percentage, iterations, size per iteration) are ro
 pyozone.config.validate.RULES, so a bad ozone-site.xml fails at SCM startup naming key, value and
 source. The cross-key rules Ozone's ContainerBalancer.validateConfiguration applies when a run starts
 (sizes against ozone.scm.container.size, the move timeouts against each other and the datanode
-offset) are `validate`, raised as InvalidContainerBalancerConfigurationError on `start`. A run's
+offset), SCMClientProtocolServer's (sizes and durations > 0) and the bounds of their wire types (Java int
+minutes, int64 bytes) are `validate`, raised as InvalidContainerBalancerConfigurationError on `start`;
+beyond Ozone, a move.replication.timeout at or below the datanode offset is refused (every replicate
+would reach the datanode past its deadline). A run's
 configuration is persisted with `shouldRun` and `nextIterationIndex` (ContainerBalancerConfigurationProto
 in Ozone's statefulServiceConfig table), so a new leader or a restarted SCM resumes it.
 """
@@ -20,6 +23,14 @@ from pyozone.hdds.balancer import BalancerStartOptions
 CB = "hdds.container.balancer."
 MIN_DELETE_PHASE_MS = 9 * 60_000
 """Ozone's floor for move.timeout - move.replication.timeout - the datanode offset: the delete's time."""
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+MAX_DURATION_MS = INT32_MAX * 60_000
+"""Ozone's bound on the balancer's durations: `start` takes them as Java int minutes
+(ContainerBalancerStartSubcommand, SCMClientProtocolServer.startContainerBalancer). It also keeps every
+deadline (now + move.timeout) inside the int64 deadlineMsSinceEpoch of the commands."""
+MAX_SIZE = INT64_MAX
+"""Sizes are int64 bytes in the persisted proto: `start -s` takes MAX_SIZE >> 30 GB at most."""
 
 
 class InvalidContainerBalancerConfigurationError(ConfigError):
@@ -123,18 +134,42 @@ class ContainerBalancerConfiguration:
             problems.append(
                 f"max datanodes percentage to involve {self.max_datanodes_percentage} must be 0 to 100"
             )
-        if self.iterations != -1 and self.iterations <= 0:
-            problems.append(f"iterations {self.iterations} must be > 0, or -1 to run until balanced")
+        if self.iterations != -1 and not 0 < self.iterations <= INT32_MAX:
+            problems.append(
+                f"iterations {self.iterations} must be > 0 (at most {INT32_MAX}), or -1 to run until balanced"
+            )
         for key, size in (
+            ("size.moved.max.per.iteration", self.max_size_to_move_per_iteration),
             ("size.entering.target.max", self.max_size_entering_target),
             ("size.leaving.source.max", self.max_size_leaving_source),
         ):
-            if size <= container_size:
+            if size <= 0:
+                problems.append(f"{CB}{key} ({size}) must be greater than zero")
+            elif size > MAX_SIZE:
+                problems.append(f"{CB}{key} ({size}) must be at most {MAX_SIZE} bytes ({MAX_SIZE >> 30} GB)")
+            elif key != "size.moved.max.per.iteration" and size <= container_size:
                 problems.append(f"{CB}{key} ({size}) should be greater than ozone.scm.container.size")
-            if size > self.max_size_to_move_per_iteration:
-                problems.append(f"{CB}{key} ({size}) must be at most {CB}size.moved.max.per.iteration")
+        if self.balancing_interval_ms <= 0:
+            problems.append(
+                f"{CB}balancing.iteration.interval ({self.balancing_interval_ms}ms) must be greater than zero"
+            )
+        for key, duration in (
+            ("balancing.iteration.interval", self.balancing_interval_ms),
+            ("move.timeout", self.move_timeout_ms),
+            ("move.replication.timeout", self.move_replication_timeout_ms),
+        ):
+            if duration > MAX_DURATION_MS:
+                problems.append(
+                    f"{CB}{key} ({duration}ms) must be at most {MAX_DURATION_MS}ms (2^31-1 minutes)"
+                )
         if self.move_timeout_ms <= 0 or self.move_replication_timeout_ms <= 0:
             problems.append("move timeout and move replication timeout must each be greater than zero")
+        elif self.move_replication_timeout_ms <= datanode_offset_ms:
+            problems.append(
+                f"{CB}move.replication.timeout ({self.move_replication_timeout_ms}ms) must be greater than "
+                f"hdds.scm.replication.event.timeout.datanode.offset ({datanode_offset_ms}ms): the datanode "
+                "would drop every move's replicate as past its deadline"
+            )
         elif self.move_replication_timeout_ms >= self.move_timeout_ms:
             problems.append(f"{CB}move.replication.timeout should be less than {CB}move.timeout")
         elif (

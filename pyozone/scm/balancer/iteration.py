@@ -18,6 +18,7 @@ average are the targets (each up to the average at most).
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from pyozone.hdds.balancer import IterationResult, IterationStatus
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SELECTION_STEP = 20_000
+"""The selection's work per SCM tick: containers listed (a source's candidates, at its first visit)
+or checked against the criteria, and targets tried for them, about 5 us each: some 100 ms of the event
+loop, as the Replication Manager's SCAN_STEP bounds its scan."""
+
 _SOURCE_BACK = frozenset(
     {
         MoveResult.REPLICATION_FAIL_NOT_EXIST_IN_SOURCE,
@@ -50,7 +56,9 @@ _SOURCE_BACK = frozenset(
 
 
 def eligible_usages(nodes: NodeManager, config: ContainerBalancerConfiguration) -> list[DatanodeUsage]:
-    """Healthy, in-service datanodes' usage, most used first, after include/exclude.datanodes."""
+    """Healthy, in-service datanodes' usage, most used first, after include/exclude.datanodes. A
+    datanode reporting no capacity (every data volume failed) is left out: Ozone's utilization 0 would
+    make it the first target of moves that can only fail on it (R24 D6)."""
     usages = []
     for info in nodes.healthy_in_service():
         names = {info.details.hostname, info.details.ip_address}
@@ -58,7 +66,9 @@ def eligible_usages(nodes: NodeManager, config: ContainerBalancerConfiguration) 
             continue
         if config.include_datanodes and not names & config.include_datanodes:
             continue
-        usages.append(DatanodeUsage.of(info))
+        usage = DatanodeUsage.of(info)
+        if usage.capacity > 0:
+            usages.append(usage)
     usages.sort(key=lambda u: (-u.utilization(), u.datanode))
     return usages
 
@@ -116,6 +126,9 @@ class BalancerIteration:
         self.size_scheduled = 0
         self.size_moved = 0
         self.scheduled = self.completed = self.failed = self.timed_out = 0
+        self._selection: Generator[None, int | None, None] | None = None
+        self._budget: int | None = None
+        self._work = 0
 
     def unbalanced_bytes(self) -> int:
         """ContainerBalancerTask's dataSizeUnbalanced: the larger of the bytes the over-utilized datanodes
@@ -150,7 +163,27 @@ class BalancerIteration:
 
     # ------------------------------------------------------------------ selection (doIteration)
     def select(self) -> None:
-        """Matches sources with targets and starts the moves, until a limit or the candidates run out."""
+        """Matches sources with targets and starts the moves, until a limit or the candidates run out
+        (the whole selection at once: benchmarks and tests)."""
+        while not self.select_step(None):
+            pass
+
+    def select_step(self, budget: int | None = SELECTION_STEP) -> bool:
+        """Goes on with the selection until about `budget` units of its work were done (None: no
+        bound); True once the selection is over. Ozone's ContainerBalancerTask selects on its own
+        thread; SCM's loop selects a step per tick, as the Replication Manager's scan (SCAN_STEP)."""
+        if self._selection is None:
+            self._selection = self._selecting()
+            next(self._selection)  # to its first `yield`, where it takes the budget
+        try:
+            self._selection.send(budget)
+        except StopIteration:
+            return True
+        return False
+
+    def _selecting(self) -> Generator[None, int | None, None]:
+        """doIteration, pausing (yield) wherever the step's budget of work is used up."""
+        self._budget = yield
         over = self.over or [
             u.datanode for u in self.usages.values() if self.average < u.utilization() <= self.upper_limit
         ]
@@ -162,6 +195,7 @@ class BalancerIteration:
         adapt_nearing = adapt_reaching = True
         generated = False
         while True:
+            yield from self._pause()
             if self.size_scheduled >= self.config.max_size_to_move_per_iteration:
                 break
             limit = self._max_datanodes()
@@ -175,25 +209,41 @@ class BalancerIteration:
             source = self.sources.next_candidate()
             if source is None:
                 break
-            match = self._match(source)
+            match = yield from self._match(source)
             if match is not None:
                 self._start(source, *match)
                 generated = True
         if not generated:
             self.result = IterationResult.CAN_NOT_BALANCE_ANY_MORE
 
-    def _match(self, source: DatanodeID) -> tuple[ContainerInfo, DatanodeID] | None:
-        """matchSourceWithTarget: the source's first candidate container some target can take."""
+    def _pause(self) -> Generator[None, int | None, None]:
+        """Yields to the next tick once this one's budget is used up; it brings the next budget."""
+        if self._budget is not None and self._work >= self._budget:
+            self._budget = yield
+            self._work = 0
+
+    def _match(
+        self, source: DatanodeID
+    ) -> Generator[None, int | None, tuple[ContainerInfo, DatanodeID] | None]:
+        """matchSourceWithTarget: the source's first candidate container some target can take. Its work
+        counts toward the step's budget: the containers listed (the source's first visit) and looked at,
+        and the targets tried; it may pause between candidates (the source's list is its own meanwhile)."""
         excluded: set[ContainerID] = set()
         found = None
         scanned = 0
+        if not self.criteria.listed(source):
+            self._work += len(self.criteria.candidates(source))
         for cid in self.criteria.candidates(source):
+            yield from self._pause()
             scanned += 1
+            self._work += 1
             if self.criteria.should_be_excluded(cid, source, self.size_scheduled):
                 excluded.add(cid)
                 continue
             container = self._containers.get(cid)
+            tried = self.targets.checked
             target = self.targets.find_target(cid, container.used_bytes, source)
+            self._work += self.targets.checked - tried
             if target is not None:
                 found = (container, target)
                 break
@@ -238,8 +288,13 @@ class BalancerIteration:
         else:
             self.failed += 1
 
+    @property
+    def selecting(self) -> bool:
+        """The selection started and is not over yet."""
+        return self._selection is not None and self._selection.gi_frame is not None
+
     def moves_done(self) -> bool:
-        return not self.outstanding
+        return not self.selecting and not self.outstanding
 
     def finish(self, interrupted: bool) -> None:
         """The iteration ends: moves still under way (move.timeout passed, or the balancer stopped) are

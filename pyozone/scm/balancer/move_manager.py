@@ -5,14 +5,24 @@ now + move.replication.timeout (the datanode runs it only when no NORMAL work wa
 new replica is reported (the pending ADD completes) the source's replica is deleted, unthrottled and
 forced, with the deadline start + move.timeout, but only if the container, without it, is HEALTHY by
 the Replication Manager's own check chain, pending ops included (`ReplicationManager.replication_health`,
-Ozone's getContainerReplicationHealth): placement and replica counting have one definition each, and a
-move never leaves a container under-replicated or mis-replicated. Otherwise the move ends
+Ozone's getContainerReplicationHealth), counting only the copies its over-replication handlers let a
+delete rely on (`copies_a_delete_may_rely_on`: none on a STALE node; Ozone counts those too): placement
+and replica counting have one definition each, and a move never leaves a container under-replicated or
+mis-replicated. Otherwise the move ends
 DELETE_FAIL_POLICY and the extra copy is the Replication Manager's ordinary over-replication.
 
 Every move ends in one MoveResult, told to the listener. Beyond Ozone, which learns of trouble only
-when an op completes or expires, `check()` (each SCM tick) ends a replicating move at once when its
-target is no longer healthy or in service, or its container is no longer CLOSED: the balancer frees its
-slot instead of waiting out the replication timeout.
+when an op completes or expires, `check()` (each SCM tick) ends a replicating move at once when it can no
+longer complete: its target is no longer healthy or in service, its container no longer CLOSED, or a
+copy it started from is gone or on a node no longer HEALTHY (the source above all, which runs the push
+replicate). Ozone keeps a move's pending ADD until it completes or expires (move.replication.timeout,
+50 min), and its Replication Manager counts a pending ADD toward sufficiency, so a container whose source
+died mid-move gets no repair for that long. Here a replicating move that ends any other way than by its
+ADD (check, `cancel`, `clear`: a failure, the iteration's end, `stop`, a step-down) withdraws its ADD
+from the pending ops without a completion notice, and the containers `check` ended are re-checked by the
+Replication Manager at once (`check_containers`): a container short of copies is repaired with NORMAL
+priority as fast as with the balancer off. A replicate still queued may yet run: its copy is then the
+Replication Manager's ordinary over-replication.
 
 Moves live in the leader's memory only, as in Ozone since the legacy move table went: a new leader
 starts with none (its pending replica ops start empty too), and a replica the old leader's move made is
@@ -84,6 +94,8 @@ class MoveOperation:
     pair: MoveDataNodePair
     replica_index: int
     start_ms: int
+    holders: frozenset[DatanodeID]
+    """The datanodes holding the container when the move started: the copies its success relies on."""
     deleting: bool = False
 
 
@@ -141,14 +153,18 @@ class MoveManager:
             return MoveResult.REPLICATION_FAIL_INFLIGHT_DELETION
         if container.state is not LifeCycleState.CLOSED:
             return MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED
-        after = _replicas_after_move(replicas, holders[source], target)
+        after = self._rm.copies_a_delete_may_rely_on(
+            container, _replicas_after_move(replicas, holders[source], target)
+        )
         if self._rm.replication_health(container, after) is not ContainerHealthState.HEALTHY:
             return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
         if container_id in self.pending:
             return MoveResult.FAIL_CONTAINER_ALREADY_BEING_MOVED
         now = self._clock.wall_ms()
         index = holders[source].replica_index
-        self.pending[container_id] = MoveOperation(MoveDataNodePair(source, target), index, now)
+        self.pending[container_id] = MoveOperation(
+            MoveDataNodePair(source, target), index, now, frozenset(holders)
+        )
         self._rm.sender.send_low_priority_replication(
             container, source, target, index, now + self.replication_timeout_ms
         )
@@ -191,7 +207,9 @@ class MoveManager:
         if not info.status.is_healthy():
             self._complete(container_id, MoveResult.DELETION_FAIL_NODE_UNHEALTHY)
             return
-        health = self._rm.replication_health(container, remaining)
+        health = self._rm.replication_health(
+            container, self._rm.copies_a_delete_may_rely_on(container, remaining)
+        )
         if health is not ContainerHealthState.HEALTHY:
             log.info(
                 "Container %d keeps its replica on %s: it would be %s", container_id, source, health.name
@@ -209,34 +227,64 @@ class MoveManager:
         )
 
     def check(self) -> None:
-        """Ends at once the replicating moves that cannot succeed: the target no longer healthy and in
-        service (REPLICATION_FAIL_NODE_UNHEALTHY / _NOT_IN_SERVICE), the container no longer CLOSED
-        (REPLICATION_FAIL_CONTAINER_NOT_CLOSED). A deleting move waits for its delete."""
+        """Ends at once the replicating moves that cannot complete, withdrawing their ADDs, and has the
+        Replication Manager check those containers now. A deleting move waits for its delete."""
+        ended: list[ContainerID] = []
         for container_id, move in list(self.pending.items()):
             if move.deleting:
                 continue
-            container = self._containers.find(container_id)
-            info = self._nodes.get(move.pair.target)
-            if container is None or container.state is not LifeCycleState.CLOSED:
-                self._complete(container_id, MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED)
-            elif info is None or info.status.health is not NodeState.HEALTHY:
-                self._complete(container_id, MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY)
-            elif not info.status.is_in_service():
-                self._complete(container_id, MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE)
+            failure = self._cannot_complete(container_id, move)
+            if failure is not None:
+                self._complete(container_id, failure)
+                ended.append(container_id)
+        if ended:
+            self._rm.check_containers(ended)
+
+    def _cannot_complete(self, container_id: ContainerID, move: MoveOperation) -> MoveResult | None:
+        """Why a replicating move can no longer complete, or None while it can."""
+        container = self._containers.find(container_id)
+        if container is None or container.state is not LifeCycleState.CLOSED:
+            return MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED
+        target = self._nodes.get(move.pair.target)
+        if target is None or target.status.health is not NodeState.HEALTHY:
+            return MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY
+        if not target.status.is_in_service():
+            return MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE
+        held = {r.datanode for r in self._containers.replicas(container_id)}
+        if move.pair.source not in held:
+            return MoveResult.REPLICATION_FAIL_NOT_EXIST_IN_SOURCE
+        if not move.holders <= held:
+            return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
+        for dn in move.holders:
+            info = self._nodes.get(dn)
+            if info is None or info.status.health is not NodeState.HEALTHY:
+                return MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY
+        return None
 
     def cancel(self, container_id: ContainerID) -> None:
-        """Forgets a move the balancer gave up on (its iteration's move.timeout passed); commands already
-        sent are left to their deadlines."""
-        self.pending.pop(container_id, None)
+        """Forgets a move the balancer gave up on (its iteration's move.timeout passed), withdrawing its
+        ADD if it was still replicating; a delete already sent is left to its deadline."""
+        move = self.pending.pop(container_id, None)
+        if move is not None:
+            self._withdraw(container_id, move)
 
     def clear(self) -> None:
-        """Forgets every move (a new iteration, a step-down): Ozone's resetState."""
-        self.pending.clear()
+        """Forgets every move (a new iteration, `stop`, a step-down): Ozone's resetState, the ADDs of
+        replicating moves withdrawn."""
+        for container_id in list(self.pending):
+            self.cancel(container_id)
+
+    def _withdraw(self, container_id: ContainerID, move: MoveOperation) -> None:
+        if not move.deleting:
+            self._rm.pending_ops.withdraw(
+                container_id, PendingOpType.ADD, move.pair.target, move.replica_index
+            )
 
     def _complete(self, container_id: ContainerID, result: MoveResult) -> None:
         move = self.pending.pop(container_id, None)
         if move is None:
             return
+        self._withdraw(container_id, move)  # no-op when the ADD itself completed or expired
         log.debug(
             "Move of container %d from %s to %s: %s",
             container_id,

@@ -45,6 +45,10 @@ class ContainerBalancerSelectionCriteria:
         """exclude.containers, the containers selected this iteration, and those whose move failed."""
         self._candidates: dict[DatanodeID, list[ContainerID]] = {}
 
+    def listed(self, source: DatanodeID) -> bool:
+        """The source's candidates were listed already this iteration (`candidates` costs no more)."""
+        return source in self._candidates
+
     def candidates(self, source: DatanodeID) -> list[ContainerID]:
         """The source's containers, largest first, listed once per iteration; the caller checks each
         with `should_be_excluded` as it goes and prunes those that are."""
@@ -61,12 +65,11 @@ class ContainerBalancerSelectionCriteria:
         return cached
 
     def prune(self, source: DatanodeID, scanned: int, excluded: set[ContainerID]) -> None:
-        """Drops the `excluded` among the first `scanned` candidates of the source (the rest is copied,
-        not looked at: a visit costs what it scanned, not the source's whole list)."""
+        """Drops the `excluded` among the first `scanned` candidates of the source, in place (the rest
+        is not looked at: a visit costs what it scanned, not the source's whole list)."""
         if excluded:
             cached = self._candidates.get(source, [])
-            head = [c for c in cached[:scanned] if c not in excluded]
-            self._candidates[source] = head + cached[scanned:]
+            cached[:scanned] = [c for c in cached[:scanned] if c not in excluded]
 
     def should_be_excluded(self, container_id: ContainerID, source: DatanodeID, size_scheduled: int) -> bool:
         if container_id in self.excluded or self._is_moving(container_id):

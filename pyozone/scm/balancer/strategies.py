@@ -85,6 +85,8 @@ class FindTargetGreedyByUsageInfo:
         self._placement_ok = placement_ok
         self.size_entering: dict[DatanodeID, int] = {}
         self._sorted: list[tuple[float, DatanodeID]] = []
+        self.checked = 0
+        """Targets `find_target` has looked at so far: the selection's work, bounded per tick."""
 
     def reset(self, targets: Iterable[DatanodeID]) -> None:
         self._sorted = []
@@ -102,6 +104,7 @@ class FindTargetGreedyByUsageInfo:
     def find_target(self, container: ContainerID, size: int, source: DatanodeID) -> DatanodeID | None:
         """The least utilized target that can take the container from `source`."""
         for _, dn in self._sorted:
+            self.checked += 1
             if self._holds(container, dn) or not self._can_size_enter(dn, size):
                 continue
             if self._placement_ok(container, source, dn):

@@ -175,7 +175,7 @@ class ReplicationCommandSender:
         if self._inflight_limit is None:
             return
         limit = self._inflight_limit()
-        if limit > 0 and self._pending.pending_add_count() + adds > limit:
+        if limit > 0 and self._pending.inflight_add_count() + adds > limit:
             self._metrics.pending_replication_limit_reached_total += 1
             raise CommandTargetOverloadedError(
                 f"cluster in-flight replication limit {limit} reached; "
@@ -299,6 +299,7 @@ class ReplicationCommandSender:
             command,
             deadline,
             required_replication_space(container.used_bytes),
+            low_priority=priority is LOW,
         )
         if replica_index > 0:
             self._metrics.ec_replication_cmds_sent_total += 1

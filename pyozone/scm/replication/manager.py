@@ -53,6 +53,7 @@ from pyozone.scm.replication.processing import (
     handle_under_replicated,
 )
 from pyozone.scm.replication.queue import NullQueue, ReplicationQueue
+from pyozone.scm.replication.replica_match import copies_a_delete_may_rely_on
 from pyozone.scm.replication.services import ReplicationServices
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class ReplicationManager:
             lambda: self.queue,
             lambda result: handle_under_replicated(result, self.services),
             self.inflight_limit,
-            self.pending_ops.pending_add_count,
+            self.pending_ops.inflight_add_count,
             self.should_run,
             self.metrics,
         )
@@ -131,7 +132,7 @@ class ReplicationManager:
             lambda: self.queue,
             lambda result: handle_over_replicated(result, self.services),
             self.inflight_limit,
-            self.pending_ops.pending_add_count,
+            self.pending_ops.inflight_add_count,
             self.should_run,
             self.metrics,
         )
@@ -313,6 +314,13 @@ class ReplicationManager:
         on `replicas` (as they are, or as a move would leave them) with the container's pending ops."""
         report = ReplicationManagerReport(self.config.container_sample_limit)
         return self._check(container, tuple(replicas), report, NullQueue(), read_only=True)
+
+    def copies_a_delete_may_rely_on(
+        self, container: ContainerInfo, replicas: Sequence[ContainerReplica]
+    ) -> list[ContainerReplica]:
+        """The over-replication handlers' rule, for the balancer's source delete: only copies on
+        heartbeating nodes (EC: in service too) count when a good copy is deleted as a spare."""
+        return copies_a_delete_may_rely_on(container, replicas, self._node_status)
 
     def healthy_enough_for_offline(
         self, container: ContainerInfo, replicas: tuple[ContainerReplica, ...]

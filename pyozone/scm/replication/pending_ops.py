@@ -36,6 +36,8 @@ class PendingOp:
     command: Any = field(compare=False)
     deadline_epoch_ms: int
     container_size: int = 0
+    low_priority: bool = False
+    """A LOW priority replicate's ADD (the balancer's move): outside the in-flight limit."""
 
     @property
     def is_ec(self) -> bool:
@@ -52,6 +54,7 @@ class ContainerReplicaPendingOps:
         self._event_timeout_ms = event_timeout_ms
         self._ops: dict[ContainerID, list[PendingOp]] = {}
         self._counts: dict[tuple[PendingOpType, bool], int] = {}
+        self._low_adds = 0
         # target -> (bytes scheduled by pending ADDs, wall time of the latest ADD scheduled to it)
         self._scheduled: dict[DatanodeID, tuple[int, int]] = {}
         self._subscribers: list[Subscriber] = []
@@ -67,10 +70,13 @@ class ContainerReplicaPendingOps:
         command: Any,
         deadline_epoch_ms: int,
         container_size: int = 0,
+        low_priority: bool = False,
     ) -> None:
         """Records an ADD; `container_size` (2 x used bytes, spec 10.7) is added to the target's
         scheduled bytes."""
-        op = PendingOp(PendingOpType.ADD, target, replica_index, command, deadline_epoch_ms, container_size)
+        op = PendingOp(
+            PendingOpType.ADD, target, replica_index, command, deadline_epoch_ms, container_size, low_priority
+        )
         self._add(container_id, op)
         size, _ = self._scheduled.get(target, (0, 0))
         self._scheduled[target] = (size + container_size, self._clock.wall_ms())
@@ -96,6 +102,13 @@ class ContainerReplicaPendingOps:
     def remove_op(self, container_id: ContainerID, op: PendingOp) -> bool:
         return self._complete(container_id, op.type, op.target_dn, op.replica_index, notify=True)
 
+    def withdraw(
+        self, container_id: ContainerID, op_type: PendingOpType, target: DatanodeID, index: int
+    ) -> bool:
+        """Drops an op SCM no longer waits for (a balancer move given up), telling no subscriber: it is
+        not a completion, so nobody treats the replica as made, and the container is counted without it."""
+        return self._complete(container_id, op_type, target, index, notify=False)
+
     def ops(self, container_id: ContainerID) -> list[PendingOp]:
         """A copy; empty when the container has nothing pending."""
         return list(self._ops.get(container_id, ()))
@@ -109,8 +122,14 @@ class ContainerReplicaPendingOps:
         return self._counts.get((op_type, ec), 0)
 
     def pending_add_count(self) -> int:
-        """All pending ADDs: the input of the global in-flight limit (spec 10.7)."""
+        """All pending ADDs."""
         return self.count(PendingOpType.ADD, False) + self.count(PendingOpType.ADD, True)
+
+    def inflight_add_count(self) -> int:
+        """The pending ADDs the global in-flight limit counts (spec 10.7): LOW priority ones (the
+        balancer's moves) left out, as the datanodes' replication load leaves them out, so the balancer
+        never uses up the Replication Manager's cap for its NORMAL repairs. Ozone counts every ADD."""
+        return self.pending_add_count() - self._low_adds
 
     def scheduled_size(self, target: DatanodeID) -> int:
         """Bytes pending ADDs will write to `target`; 0 when its latest ADD was scheduled more than an
@@ -141,6 +160,7 @@ class ContainerReplicaPendingOps:
         """Forget everything (on becoming leader: commands of an old term are void; spec 10.1)."""
         self._ops.clear()
         self._counts.clear()
+        self._low_adds = 0
         self._scheduled.clear()
 
     def _add(self, container_id: ContainerID, op: PendingOp) -> None:
@@ -149,6 +169,7 @@ class ContainerReplicaPendingOps:
         self._ops.setdefault(container_id, []).append(op)
         key = (op.type, op.is_ec)
         self._counts[key] = self._counts.get(key, 0) + 1
+        self._low_adds += op.low_priority
 
     def _complete(
         self, container_id: ContainerID, op_type: PendingOpType, target: DatanodeID, index: int, notify: bool
@@ -172,6 +193,7 @@ class ContainerReplicaPendingOps:
     def _forget(self, op: PendingOp, expired_at: int | None) -> None:
         key = (op.type, op.is_ec)
         self._counts[key] -= 1
+        self._low_adds -= op.low_priority
         if op.type is not PendingOpType.ADD or op.target_dn not in self._scheduled:
             return
         size, last_ms = self._scheduled[op.target_dn]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.node_status import NodeStatus
-from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState
+from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState, ReplicationType
 
 NodeStatusFn = Callable[[DatanodeID], NodeStatus | None]
 """SCM's view of a datanode; None when SCM does not know it."""
@@ -50,3 +50,20 @@ def is_in_service_healthy(node_status: NodeStatusFn, dn: DatanodeID) -> bool:
     """IN_SERVICE and heartbeating (HEALTHY or HEALTHY_READONLY); unknown nodes are not."""
     status = node_status(dn)
     return status is not None and status.is_healthy() and status.is_in_service()
+
+
+def copies_a_delete_may_rely_on(
+    container: ContainerInfo, replicas: Iterable[ContainerReplica], node_status: NodeStatusFn
+) -> list[ContainerReplica]:
+    """The copies that count when a good copy is to be deleted as a spare (the over-replication handlers,
+    and the balancer's source delete): Ratis, those on heartbeating nodes; EC, those on IN_SERVICE
+    heartbeating nodes. A copy on a STALE node does not count: deleting a good copy because a STALE one
+    looks like a spare could lose both when the stale node dies."""
+    if container.replication_config.type is ReplicationType.EC:
+        return [r for r in replicas if is_in_service_healthy(node_status, r.datanode)]
+    live = []
+    for replica in replicas:
+        status = node_status(replica.datanode)
+        if status is not None and status.is_healthy():
+            live.append(replica)
+    return live

@@ -37,8 +37,8 @@ ReplicationManagerMetrics
   state (ContainerHealthState.metric_name: under_replicated_containers, missing_containers, ...)
 ContainerBalancerMetrics
 - container_balancer_metrics_num_iterations_total, ..._num_container_moves_scheduled_total /
-  _completed_total / _failed_total / _timeout_total, ..._data_size_moved_bytes_total: every run since
-  SCM started
+  _completed_total / _failed_total / _timeout_total, ..._data_size_moved_gb_total (Ozone's DataSizeMovedGB):
+  every run since SCM started
 - container_balancer_metrics_num_datanodes_unbalanced, ..._data_size_unbalanced_gb: when the latest
   iteration started
 - container_balancer_metrics_num_container_moves_scheduled_in_latest_iteration (and _completed_, _failed_,
@@ -271,10 +271,15 @@ class _BalancerCollector:
         balancer = self.core.balancer
         m = balancer.metrics
         for f in fields(m):
-            if f.name in ("num_datanodes_unbalanced", "data_size_unbalanced_bytes"):
+            if f.name in ("num_datanodes_unbalanced", "data_size_unbalanced_bytes", "data_size_moved_bytes"):
                 continue
             doc = "Container Balancer, every run: " + f.name.replace("_", " ")
             yield CounterMetricFamily(f"{snake(BALANCER)}_{f.name}", doc, value=getattr(m, f.name))
+        yield CounterMetricFamily(  # Ozone's DataSizeMovedGB
+            f"{snake(BALANCER)}_data_size_moved_gb",
+            "Container Balancer, every run: GB moved",
+            value=m.data_size_moved_bytes // _GB,
+        )
         yield _gauge(
             BALANCER, "NumDatanodesUnbalanced", "Datanodes outside the threshold", m.num_datanodes_unbalanced
         )

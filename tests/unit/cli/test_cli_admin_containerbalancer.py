@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 
-from pyozone.cli.admin.containerbalancer import byte_desc, status_text
+import pytest
+
+from pyozone.cli.admin.containerbalancer import byte_desc, run_start, status_text
 from pyozone.cli.main import build_parser
 from pyozone.common.balancer_options import start_options
 from pyozone.hdds.balancer import BalancerStartOptions, BalancerStatusInfo, IterationResult, IterationStatus
@@ -75,3 +77,22 @@ def test_byte_desc() -> None:
         "26 GB",
         "1.00 GB",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (("-i", "99999999999"), "--iterations"),
+        (("-d", "9999999999"), "--max-datanodes-percentage-to-involve-per-iteration"),
+        (("-s", "99999999999999999999"), "--max-size-to-move-per-iteration-in-gb"),
+        (("--move-timeout-minutes", "2147483648"), "--move-timeout-minutes"),
+    ],
+)
+def test_start_refuses_an_option_out_of_its_java_range_in_one_line(
+    argv: tuple[str, ...], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R24 D2: refused before any call to SCM (no --scm is reachable here), one line on stderr, exit 1."""
+    assert run_start(parse("start", *argv, "--scm", "127.0.0.1:1")) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith(f"Invalid value for option '{flag}': {argv[1]} is out of")

@@ -18,7 +18,7 @@ from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.placement import replicas_to_remove_to_fix_overreplication
 from pyozone.scm.replication.processing.context import RepairContext, pending_targets
 from pyozone.scm.replication.ratis_count import replica_order
-from pyozone.scm.replication.replica_match import is_in_service_healthy
+from pyozone.scm.replication.replica_match import copies_a_delete_may_rely_on
 from pyozone.scm.replication.results import OverReplicatedHealthResult
 
 
@@ -31,11 +31,7 @@ def fix_ec_over_replication(container: ContainerInfo, ctx: RepairContext) -> int
     what blocks the nodes it needs."""
     ops = ctx.pending_ops.ops(container.container_id)
     replicas = sorted(
-        (
-            r
-            for r in ctx.replicas(container.container_id)
-            if is_in_service_healthy(ctx.node_status, r.datanode)
-        ),
+        copies_a_delete_may_rely_on(container, ctx.replicas(container.container_id), ctx.node_status),
         key=replica_order,
     )
     count = ECContainerReplicaCount(

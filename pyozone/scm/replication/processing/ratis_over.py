@@ -20,7 +20,11 @@ from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.placement import ContainerPlacementStatus
 from pyozone.scm.replication.processing.context import RepairContext, pending_targets
 from pyozone.scm.replication.ratis_count import RatisContainerReplicaCount, replica_order
-from pyozone.scm.replication.replica_match import compare_state, persisted_op_state
+from pyozone.scm.replication.replica_match import (
+    compare_state,
+    copies_a_delete_may_rely_on,
+    persisted_op_state,
+)
 from pyozone.scm.replication.results import OverReplicatedHealthResult
 from pyozone.scm.replication.unhealthy import find_non_unique_delete_candidates
 
@@ -28,11 +32,9 @@ from pyozone.scm.replication.unhealthy import find_non_unique_delete_candidates
 def handle_ratis_over_replicated(result: OverReplicatedHealthResult, ctx: RepairContext) -> int:
     container = result.container
     ops = ctx.pending_ops.ops(container.container_id)
-    on_live_nodes = []
-    for replica in ctx.replicas(container.container_id):
-        status = ctx.node_status(replica.datanode)
-        if status is not None and status.is_healthy():
-            on_live_nodes.append(replica)
+    on_live_nodes = copies_a_delete_may_rely_on(
+        container, ctx.replicas(container.container_id), ctx.node_status
+    )
     count = RatisContainerReplicaCount(
         container, on_live_nodes, ops, ctx.config.maintenance_replica_minimum, True, ctx.node_status
     )

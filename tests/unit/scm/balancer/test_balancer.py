@@ -9,6 +9,7 @@ import pytest
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.balancer import IterationResult
 from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.balancer.balancer import ContainerBalancerStatus, IllegalContainerBalancerStateError
 from pyozone.scm.balancer.config import (
@@ -18,10 +19,11 @@ from pyozone.scm.balancer.config import (
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.store import SCMMetadataStore
-from tests.unit.scm.balancer.balancer_harness import LOOSE, BalancerHarness
+from tests.unit.scm.balancer.balancer_harness import CB, LOOSE, BalancerHarness
 
 MINUTE = 60_000
 RUNNING, STOPPED = ContainerBalancerStatus.RUNNING, ContainerBalancerStatus.STOPPED
+NORMAL = ReplicationCommandPriority.NORMAL
 
 
 def skewed(h: BalancerHarness, containers: int = 3) -> list[int]:
@@ -167,6 +169,75 @@ def test_stop_persists_should_run_false_and_ends_the_iteration() -> None:
     h.clock.advance(MINUTE)
     h.scm.tick()
     assert h.balancer.status is STOPPED
+
+
+def test_stop_leaves_no_pending_add_behind() -> None:
+    """R24 D11: the LOW replicates' ADDs of forgotten moves no longer count for the RM."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.start()
+    h.scm.tick()
+    assert h.rm.pending_ops.pending_add_count() == 3
+    h.balancer.stop()
+    assert h.rm.pending_ops.pending_add_count() == 0
+
+
+def test_balancer_moves_beyond_the_inflight_cap_do_not_delay_a_normal_repair() -> None:
+    """R24 D10: more LOW replicates than the RM's cluster in-flight cap; a container that becomes
+    under-replicated is still repaired NORMAL at the RM's next pass, the cap never hit."""
+    sizes = {CB + k: "100GB" for k in ("size.entering.target.max", "size.leaving.source.max")}
+    h = BalancerHarness(overrides={**sizes, CB + "size.moved.max.per.iteration": "500GB"})
+    for i, used in enumerate((95, 95, 40, 40, 0, 0)):
+        h.set_used(i, used)
+    for k in range(120):
+        h.container([h.dns[0], h.dns[1], h.dns[2 + k % 2]])
+    under = h.container(h.dns[2:5])
+    h.balancer.start()
+    h.scm.tick()
+    assert h.rm.pending_ops.pending_add_count() > h.rm.inflight_limit()
+    h.drain()
+    h.remove_replica(under, h.dns[4])
+    h.rm.check_containers([under])
+    h.clock.advance(MINUTE)
+    for dn in h.dns:
+        h.scm.nodes.process_heartbeat(dn)
+    h.scm.tick()
+    assert [c.priority for _, c in h.replicates() if c.container_id == under] == [NORMAL]
+    assert h.rm.metrics.pending_replication_limit_reached_total == 0
+
+
+@pytest.mark.parametrize("option", ["include_datanodes", "exclude_datanodes"])
+def test_start_refuses_a_datanode_scm_does_not_know(option: str) -> None:
+    """R24 D4: Ozone's validateNodeList; a known hostname or IP is taken."""
+    h = BalancerHarness()
+    skewed(h)
+    unknown = h.balancer.default_config.with_options(
+        **{option: frozenset({"dn0.test", "no-such-host.example"})}
+    )
+    with pytest.raises(
+        InvalidContainerBalancerConfigurationError, match=r"'no-such-host\.example' does not exist"
+    ):
+        h.balancer.start(unknown)
+    assert h.balancer.persisted() is None
+    h.balancer.start(h.balancer.default_config.with_options(**{option: frozenset({"dn0.test", "10.0.0.2"})}))
+    assert h.balancer.status is RUNNING
+
+
+def test_selection_is_spread_over_ticks() -> None:
+    """R24 D5: a tick lists or checks at most selection_step containers; the moves' deadline counts
+    from the selection's end, and the iteration does not end while it selects."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.selection_step = 1
+    h.balancer.start()
+    ticks = 0
+    while h.balancer.iteration is None or h.balancer.iteration.selecting:
+        h.scm.tick()
+        ticks += 1
+        assert len(h.replicates()) <= ticks  # at most one container per tick was looked at
+    assert ticks > 1
+    assert len(h.replicates()) == 3
+    assert h.balancer.iteration.status(h.clock.now_ms()).moves_scheduled == 3
 
 
 def test_step_down_stops_it_and_the_next_leader_resumes() -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.balancer import IterationResult
+from pyozone.hdds.datanode import NodeReport, StorageReport
 from pyozone.hdds.states import NodeOperationalState
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration
+from tests.builders import node_report
 from tests.unit.scm.balancer.balancer_harness import LOOSE, BalancerHarness
 
 
@@ -34,6 +36,18 @@ def test_over_and_under_utilized_datanodes() -> None:
     it = iteration(h)
     assert it.over == [h.dns[0]] and it.under == [h.dns[5]]
     assert round(it.average, 3) == 0.4 and round(it.upper_limit, 3) == 0.5
+
+
+def test_a_datanode_reporting_no_capacity_is_not_a_target() -> None:
+    """R24 D6: every data volume failed; utilization 0 must not make it the first target."""
+    h = BalancerHarness()
+    for i in range(6):
+        h.set_used(i, 40)
+    h.set_used(0, 80)
+    failed = StorageReport("d0", "/data/d0", 0, 0, 0, failed=True)
+    h.scm.nodes.process_node_report(h.dns[5], NodeReport((failed,), node_report().metadata_storage))
+    it = iteration(h)
+    assert h.dns[5] not in it.under and h.dns[5] not in it.over
 
 
 def test_balanced_cluster_is_not_unbalanced() -> None:

@@ -11,6 +11,7 @@ from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleEvent, NodeOperationalState, NodeState
 from pyozone.scm.balancer.move_manager import MoveResult
+from pyozone.scm.replication.pending_ops import PendingOpType
 from tests.unit.scm.balancer.balancer_harness import BalancerHarness
 
 MINUTE = 60_000
@@ -147,3 +148,68 @@ def test_ec_move_keeps_the_replica_index() -> None:
     h.report_copy(cid, d[5], index=3)
     [(dn, delete)] = h.deletes()
     assert dn == d[2] and delete.replica_index == 3
+
+
+def _dead(h: BalancerHarness, index: int) -> None:
+    node = h.scm.nodes.node(h.dns[index])
+    node.status = node.status.with_health(NodeState.DEAD)
+
+
+@pytest.mark.parametrize(
+    ("breakage", "expected", "short"),
+    [
+        (lambda h, cid: _dead(h, 0), "REPLICATION_FAIL_NODE_UNHEALTHY", False),
+        (lambda h, cid: h.remove_replica(cid, h.dns[0]), "REPLICATION_FAIL_NOT_EXIST_IN_SOURCE", True),
+        (lambda h, cid: h.remove_replica(cid, h.dns[1]), "REPLICATION_NOT_HEALTHY_AFTER_MOVE", True),
+        (lambda h, cid: _dead(h, 3), "REPLICATION_FAIL_NODE_UNHEALTHY", False),
+    ],
+    ids=["source-dead", "source-lost-replica", "other-lost-replica", "target-dead"],
+)
+def test_move_that_cannot_complete_withdraws_its_add_and_the_rm_checks_at_once(
+    h: BalancerHarness, breakage, expected: str, short: bool
+) -> None:
+    """R24 D1: the move's pending ADD must not count toward sufficiency once the move cannot complete;
+    a container left short of copies is found UNDER_REPLICATED by the RM's targeted check at once."""
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.drain()
+    breakage(h, cid)
+    h.moves.check()
+    assert h.results == [(cid, expected)]
+    assert [op for op in h.rm.pending_ops.ops(cid) if op.type is PendingOpType.ADD] == []
+    if short:
+        assert h.rm.container_health(cid) is ContainerHealthState.UNDER_REPLICATED
+
+
+def test_cancel_and_clear_withdraw_the_adds_of_replicating_moves(h: BalancerHarness) -> None:
+    """R24 D11: a move the balancer forgets (iteration end, `stop`) leaves no pending ADD behind."""
+    first, second = h.container(h.dns[0:3]), h.container(h.dns[0:3])
+    assert h.moves.move(first, h.dns[0], h.dns[3]) is None
+    assert h.moves.move(second, h.dns[0], h.dns[4]) is None
+    assert h.rm.pending_ops.pending_add_count() == 2
+    h.moves.cancel(first)
+    assert h.rm.pending_ops.ops(first) == []
+    h.moves.clear()
+    assert h.rm.pending_ops.pending_add_count() == 0
+    assert h.results == []  # forgotten, not completed: no delete of a source follows
+    assert h.deletes() == []
+
+
+def test_source_delete_does_not_count_a_stale_holder(h: BalancerHarness) -> None:
+    """R24 D8: with another holder STALE, the source's copy is kept (the RM's over-replication rule:
+    only copies on heartbeating nodes count when a spare is deleted)."""
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    node = h.scm.nodes.node(h.dns[1])
+    node.status = node.status.with_health(NodeState.STALE)
+    h.report_copy(cid, h.dns[3])
+    assert h.results == [(cid, "DELETE_FAIL_POLICY")]
+    assert h.deletes() == []
+
+
+def test_move_is_not_started_while_a_holder_is_stale(h: BalancerHarness) -> None:
+    """R24 D8: the same rule before the move: its delete could not be sent."""
+    cid = h.container(h.dns[0:3])
+    node = h.scm.nodes.node(h.dns[1])
+    node.status = node.status.with_health(NodeState.STALE)
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE

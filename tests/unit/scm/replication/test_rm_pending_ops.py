@@ -155,3 +155,31 @@ def test_listener_plugs_into_the_container_manager_protocol() -> None:
     pending.schedule_add(1, "dn1", 0, None, 1 << 60)
     replicas.update(replica("dn1"))
     assert pending.ops(1) == []
+
+
+def test_withdraw_drops_an_op_without_notifying(
+    pending: ContainerReplicaPendingOps, clock: ManualClock
+) -> None:
+    """A balancer move given up (R24 D1/D11): its ADD leaves the table, and no subscriber takes it for
+    a completed copy."""
+    seen: list[tuple[PendingOp, int, bool]] = []
+    pending.subscribe(lambda op, cid, timed_out: seen.append((op, cid, timed_out)))
+    pending.schedule_add(1, "dn1", 0, None, deadline(clock), 20)
+    assert pending.withdraw(1, ADD, "dn1", 0)
+    assert pending.ops(1) == [] and pending.pending_add_count() == 0 and pending.scheduled_size("dn1") == 0
+    assert seen == []
+    assert not pending.withdraw(1, ADD, "dn1", 0)
+
+
+def test_low_priority_adds_are_outside_the_inflight_count(
+    pending: ContainerReplicaPendingOps, clock: ManualClock
+) -> None:
+    """R24 D10: the balancer's LOW replicates do not use up the in-flight cap of NORMAL repairs."""
+    pending.schedule_add(1, "dn1", 0, None, deadline(clock))
+    pending.schedule_add(2, "dn1", 0, None, deadline(clock), low_priority=True)
+    assert pending.pending_add_count() == 2 and pending.inflight_add_count() == 1
+    assert pending.withdraw(2, ADD, "dn1", 0)
+    assert pending.inflight_add_count() == 1
+    clock.advance(TIMEOUT + 1)
+    pending.remove_expired()
+    assert pending.pending_add_count() == 0 and pending.inflight_add_count() == 0
