@@ -237,13 +237,16 @@ def test_a_run_that_stops_at_once(spark, tmp_path: Path, used: list[int], result
     ("argv", "message"),
     [
         (["-t", "100"], "threshold 100 must be a percentage from 0 to below 100"),
-        (["-i", "0"], "iterations 0 must be > 0, or -1"),
+        (["-i", "0"], "iterations 0 must be > 0 (at most 2147483647), or -1"),
         (["-d", "101"], "max datanodes percentage to involve 101 must be 0 to 100"),
         (
             ["-e", "1"],
             "size.entering.target.max (1073741824) should be greater than ozone.scm.container.size",
         ),
-        (["-l", "600"], "size.leaving.source.max (644245094400) must be at most"),
+        (
+            ["--balancing-iteration-interval-minutes", "0"],
+            "balancing.iteration.interval (0ms) must be greater than zero",
+        ),
         (["--move-timeout-minutes", "40"], "move.replication.timeout should be less than"),
         (["--move-network-topology-enable", "true"], "is not supported by pyozone's balancer"),
     ],

@@ -33,6 +33,7 @@ from pyozone.analytics.balance_model import (
 )
 from pyozone.analytics.container_check import health_frame, snapshot_check
 from pyozone.analytics.container_groups import table_rows
+from pyozone.analytics.jobs.copy_speed import add_copy_speed
 from pyozone.analytics.jobs.results import write_json, write_rows
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.rm_rules import CheckContext, ContainerRow, ReplicaRow
@@ -54,25 +55,9 @@ MB = 1 << 20
 MOVES = "container_id long, iteration int, source string, target string, bytes long"
 
 
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of MB/s")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_start_options(parser)
-    parser.add_argument(
-        "--copy-mb-s",
-        type=_speed,
-        default=100.0,
-        metavar="MB/S",
-        help="speed of one container copy stream in MB/s (1 MB = 2^20 bytes; default 100)",
-    )
+    add_copy_speed(parser)
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 

@@ -26,6 +26,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from pyozone.analytics.copies import container_copies
 from pyozone.analytics.jobs import JobError
+from pyozone.analytics.jobs.copy_speed import add_copy_speed
 from pyozone.analytics.jobs.results import write_frame, write_json
 from pyozone.analytics.reader import Snapshot
 from pyozone.common.output import duration, human_size, print_table
@@ -61,27 +62,11 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of MB/s")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nodes", required=True, type=_names, metavar="UUID|HOST[,...]", help="datanodes to decommission"
     )
-    parser.add_argument(
-        "--copy-mb-s",
-        type=_speed,
-        default=100.0,
-        metavar="MB/S",
-        help="speed of one container copy stream in MB/s (1 MB = 2^20 bytes; default 100)",
-    )
+    add_copy_speed(parser)
     parser.add_argument("--top", type=int, default=20, help="source datanodes listed on the terminal")
 
 
