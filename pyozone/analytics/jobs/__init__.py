@@ -2,9 +2,9 @@
 
 A job module exposes NAME (the command name), HELP, `add_arguments(parser)` and
 `run(spark, snapshot, args, out_dir) -> exit code`, and may expose `check(args)`, which refuses bad options
-(raising ConfigError or JobError) before the snapshot is opened. The runner has read `args.conf` (the
-OzoneConfiguration with -D and --conf applied) and opened the snapshot before Spark does any work; a job
-writes Parquet and JSON under `out_dir` when it is given and prints a summary on stdout.
+(raising ConfigError or CLIError: one line, exit 1) before the snapshot is opened. The runner has read
+`args.conf` (the OzoneConfiguration with -D and --conf applied) and opened the snapshot before Spark does any
+work; a job writes Parquet and JSON under `out_dir` when it is given and prints a summary on stdout.
 """
 
 from __future__ import annotations
