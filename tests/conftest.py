@@ -19,15 +19,21 @@ settings.load_profile("pyozone")
 
 
 def _worker_port_range() -> None:
-    """Each xdist worker's clusters take ports from their own slice of 10000-32767: a cluster restarting a
-    daemon (kill, then start on the same port) cannot lose the port to the other worker's new cluster."""
+    """Each xdist worker's clusters take ports from their own slice of $PYOZONE_PORT_RANGE (10000-32767 when
+    unset): a cluster restarting a daemon (kill, then start on the same port) cannot lose the port to another
+    worker's new cluster."""
     worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not worker.startswith("gw") or not count:
         return
+    first, _, last = os.environ.get(PORT_RANGE_VARIABLE, f"{LOWEST_PORT}-32768").partition("-")
+    try:
+        start, end = int(first), int(last)
+    except ValueError:
+        return  # left as it is: the first cluster's plan refuses it in one line
     index, slices = int(worker[2:]), int(count)
-    width = (32768 - LOWEST_PORT) // slices
-    low = LOWEST_PORT + index * width
-    os.environ.setdefault(PORT_RANGE_VARIABLE, f"{low}-{low + width}")
+    width = (end - start) // slices
+    low = start + index * width
+    os.environ[PORT_RANGE_VARIABLE] = f"{low}-{low + width}"
 
 
 _worker_port_range()
