@@ -1,6 +1,7 @@
 """Property: whatever the sizes and exclude lists, an EC allocation lands on an OPEN EC pipeline of
 data + parity distinct members that avoids everything excluded, in a container with room, and the OPEN
-EC pipelines never outnumber the maximum (or the healthy nodes, for the last-try raise)."""
+EC pipelines a call raises never take the open ones past the maximum (or the healthy nodes, for the
+last-try raise)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def test_every_allocation_honours_the_exclusions_and_the_limits(ops, seed: int) 
             pipelines=frozenset({last.pipeline.id}) if last is not None and skip_pipeline else frozenset(),
             containers=frozenset({last.container_id}) if last is not None and skip_container else frozenset(),
         )
+        open_before = {p.id for p in h.open_pipelines()}
         try:
             block = h.allocate(size=size, excluded=excluded)
         except SCMException:
@@ -55,10 +57,12 @@ def test_every_allocation_honours_the_exclusions_and_the_limits(ops, seed: int) 
         info = h.scm.containers.get(block.container_id)
         assert info.pipeline_id == pipeline.id
         assert info.used_bytes <= provider.container_size
-        # past the maximum only as many as there are healthy nodes, not counting the pipelines holding a
-        # datanode this caller excluded (found dead: SCM closes them when it goes stale; WritableECContainer
-        # Provider's docstring, docs/differences.md)
-        limit = max(provider.maximum_pipelines(RS_3_2), len(h.scm.nodes.healthy_in_service()))
-        counted = [p for p in h.open_pipelines() if excluded.datanodes.isdisjoint(p.nodes)]
-        assert len(counted) <= limit
+        # a pipeline is raised past the maximum only up to as many as there are healthy nodes, not counting
+        # the pipelines holding a datanode this caller excluded (found dead: SCM closes them when it goes
+        # stale; WritableECContainerProvider's docstring, docs/differences.md). A bound on raising: callers
+        # excluding different datanodes may each raise one, so a later caller can find more open.
+        if pipeline.id not in open_before:
+            limit = max(provider.maximum_pipelines(RS_3_2), len(h.scm.nodes.healthy_in_service()))
+            counted = [p for p in h.open_pipelines() if excluded.datanodes.isdisjoint(p.nodes)]
+            assert len(counted) <= limit
         last = block
