@@ -58,8 +58,8 @@ def main() -> None:
 
     started = time.perf_counter()
     iteration = BalancerIteration(1, config, scm.nodes, scm.containers, rm, balancer.moves, 0)
-    steps = [time.perf_counter() - started]  # the first tick: the iteration's start and first step
     done = iteration.select_step()
+    steps = [time.perf_counter() - started]  # the first tick: the iteration's start and first step
     while not done:
         step_started = time.perf_counter()
         done = iteration.select_step()

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from pyozone.cluster.layout import LOWEST_PORT, PORT_RANGE_VARIABLE
+from pyozone.cluster.layout import PORT_RANGE_VARIABLE, port_range
+from pyozone.config import ConfigError
 from tests.cli_support import Result, run_cli, tree
 
 # No per-example deadline for any property test: on a loaded CI machine one slow example (a GC pause, a
@@ -19,16 +20,15 @@ settings.load_profile("pyozone")
 
 
 def _worker_port_range() -> None:
-    """Each xdist worker's clusters take ports from their own slice of $PYOZONE_PORT_RANGE (10000-32767 when
-    unset): a cluster restarting a daemon (kill, then start on the same port) cannot lose the port to another
-    worker's new cluster."""
+    """Each xdist worker's clusters take ports from their own slice of the cluster plan's port range
+    ($PYOZONE_PORT_RANGE, else 10000 up to the kernel's ephemeral ports): a cluster restarting a daemon
+    (kill, then start on the same port) cannot lose the port to another worker's new cluster."""
     worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not worker.startswith("gw") or not count:
         return
-    first, _, last = os.environ.get(PORT_RANGE_VARIABLE, f"{LOWEST_PORT}-32768").partition("-")
     try:
-        start, end = int(first), int(last)
-    except ValueError:
+        start, end = port_range()  # $PYOZONE_PORT_RANGE, else below the kernel's ephemeral ports
+    except ConfigError:
         return  # left as it is: the first cluster's plan refuses it in one line
     index, slices = int(worker[2:]), int(count)
     width = (end - start) // slices

@@ -30,6 +30,7 @@ from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.node_status import NodeStatus
+from pyozone.scm.balancer.balancer import COMPLETED, not_initialized
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration, eligible_usages
 from pyozone.scm.balancer.move_manager import MoveDataNodePair, MoveResult
@@ -206,12 +207,12 @@ def plan_run(cluster: SnapshotCluster, config: ContainerBalancerConfiguration) -
     first = _spread(cluster.utilizations(config))
     number = 0
     while True:
-        if config.iterations != -1 and number >= config.iterations:
-            reason = "Completed all iterations."
+        if config.iterations_done(number):
+            reason = COMPLETED
             break
         iteration = cluster.iteration(number + 1, config)
         if not iteration.unbalanced:
-            reason = f"Could not initialize ContainerBalancer's iteration number {number}"
+            reason = not_initialized(number)
             break
         before = _spread([u.utilization() for u in iteration.usages.values()])
         iteration.select()

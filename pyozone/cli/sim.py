@@ -236,10 +236,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_balancer(conf) -> None:
     """--balancer's run must be one SCM would start: its configuration is refused now, not mid-run."""
     try:
-        ContainerBalancerConfiguration.from_conf(conf).validate(
-            conf.get("ozone.scm.container.size"),
-            conf.get("hdds.scm.replication.event.timeout.datanode.offset"),
-        )
+        ContainerBalancerConfiguration.from_conf(conf).validate_in(conf)
     except ConfigError as e:
         raise CLIError(f"--balancer: {e}") from None
 

@@ -54,7 +54,7 @@ restart never finds its port taken by another cluster started meanwhile."""
 MAX_PORT = 65535
 
 
-def _port_range() -> tuple[int, int]:
+def port_range() -> tuple[int, int]:
     low, high = LOWEST_PORT, _ephemeral_start()
     raw = os.environ.get(PORT_RANGE_VARIABLE)
     if raw:
@@ -75,7 +75,7 @@ def free_ports(n: int) -> list[int]:
     ephemeral range: while a daemon is stopped (`cluster kill`, then `start`) no client connection or
     port-0 server on the machine can take its port, as one from the ephemeral range could."""
     rng = random.SystemRandom()
-    low, high = _port_range()
+    low, high = port_range()
     sockets: list[socket.socket] = []
     try:
         for port in rng.sample(range(low, high), min(high - low, 64 * n)):  # any range, however narrow

@@ -6,10 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
-from pyozone.config.keys import KEYS, Kind
+from pyozone.config.keys import CB, KEYS, Kind
 
 RM = "hdds.scm.replication."
-CB = "hdds.container.balancer."
 
 # (keys, predicate over their typed values, the rule in words). Fraction keys are range-checked by
 # their Kind when parsed, so they have no row here.

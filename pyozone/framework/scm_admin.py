@@ -229,13 +229,6 @@ class ScmAdminClient(ScmClient):
     def stop_container_balancer(self) -> None:
         self._call(self._stub.stopContainerBalancer, wire.empty_request("stopContainerBalancer"), _none)
 
-    def container_balancer_running(self) -> bool:
-        return self._call(
-            self._stub.getContainerBalancerStatus,
-            wire.empty_request("getContainerBalancerStatus"),
-            balancer_wire.status_running,
-        )
-
     def container_balancer_status_info(self) -> BalancerStatusInfo:
         return self._call(
             self._stub.getContainerBalancerStatusInfo,

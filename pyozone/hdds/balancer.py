@@ -82,10 +82,18 @@ class BalancerStartResult:
 
 @dataclass(frozen=True, slots=True)
 class BalancerStatusInfo:
-    """ContainerBalancerStatusInfoResponseProto: whether it runs and, if so, since when (epoch seconds),
-    with which configuration (ContainerBalancerConfigurationProto's fields) and its iterations so far."""
+    """ContainerBalancerStatusInfoResponseProto: whether it runs and the current (or, once it stopped,
+    the last) run since this SCM started leading: since when (epoch seconds), with which configuration
+    (ContainerBalancerConfigurationProto's fields), its iterations, and when and why it stopped."""
 
     running: bool
     started_at_s: int = 0
     configuration: dict[str, Any] = field(default_factory=dict)
     iterations: tuple[IterationStatus, ...] = ()
+    stopped_at_s: int | None = None
+    stop_reason: str | None = None
+
+    @property
+    def has_run(self) -> bool:
+        """Whether there is a run to describe (Ozone's hasContainerBalancerStatusInfo)."""
+        return bool(self.configuration)

@@ -549,14 +549,18 @@ class ContainerBalancerTaskIterationStatusInfoProto(_message.Message):
     def __init__(self, iterationNumber: _Optional[int] = ..., iterationResult: _Optional[str] = ..., sizeScheduledForMove: _Optional[int] = ..., dataSizeMoved: _Optional[int] = ..., containerMovesScheduled: _Optional[int] = ..., containerMovesCompleted: _Optional[int] = ..., containerMovesFailed: _Optional[int] = ..., containerMovesTimeout: _Optional[int] = ..., sizeEnteringNodes: _Optional[_Iterable[_Union[NodeTransferInfoProto, _Mapping]]] = ..., sizeLeavingNodes: _Optional[_Iterable[_Union[NodeTransferInfoProto, _Mapping]]] = ..., iterationDuration: _Optional[int] = ..., datanodesInvolved: _Optional[int] = ...) -> None: ...
 
 class ContainerBalancerStatusInfoProto(_message.Message):
-    __slots__ = ("startedAt", "configuration", "iterationsStatusInfo")
+    __slots__ = ("startedAt", "configuration", "iterationsStatusInfo", "stoppedAt", "stopReason")
     STARTEDAT_FIELD_NUMBER: _ClassVar[int]
     CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
     ITERATIONSSTATUSINFO_FIELD_NUMBER: _ClassVar[int]
+    STOPPEDAT_FIELD_NUMBER: _ClassVar[int]
+    STOPREASON_FIELD_NUMBER: _ClassVar[int]
     startedAt: int
     configuration: ContainerBalancerConfigurationProto
     iterationsStatusInfo: _containers.RepeatedCompositeFieldContainer[ContainerBalancerTaskIterationStatusInfoProto]
-    def __init__(self, startedAt: _Optional[int] = ..., configuration: _Optional[_Union[ContainerBalancerConfigurationProto, _Mapping]] = ..., iterationsStatusInfo: _Optional[_Iterable[_Union[ContainerBalancerTaskIterationStatusInfoProto, _Mapping]]] = ...) -> None: ...
+    stoppedAt: int
+    stopReason: str
+    def __init__(self, startedAt: _Optional[int] = ..., configuration: _Optional[_Union[ContainerBalancerConfigurationProto, _Mapping]] = ..., iterationsStatusInfo: _Optional[_Iterable[_Union[ContainerBalancerTaskIterationStatusInfoProto, _Mapping]]] = ..., stoppedAt: _Optional[int] = ..., stopReason: _Optional[str] = ...) -> None: ...
 
 class ContainerBalancerStatusInfoRequestProto(_message.Message):
     __slots__ = ("traceID",)

@@ -112,27 +112,33 @@ def _iteration_from_proto(proto: admin_pb2.ContainerBalancerTaskIterationStatusI
 
 def status_info_response(info: BalancerStatusInfo) -> admin_pb2.ContainerBalancerStatusInfoResponseProto:
     proto = admin_pb2.ContainerBalancerStatusInfoResponseProto(isRunning=info.running)
-    if info.running:
+    if info.has_run:
         proto.containerBalancerStatusInfo.CopyFrom(
             admin_pb2.ContainerBalancerStatusInfoProto(
                 startedAt=info.started_at_s,
                 configuration=admin_pb2.ContainerBalancerConfigurationProto(**info.configuration),
                 iterationsStatusInfo=[_iteration_to_proto(s) for s in info.iterations],
+                stoppedAt=info.stopped_at_s,
+                stopReason=info.stop_reason,
             )
         )
     return proto
 
 
 def status_info(proto: admin_pb2.ContainerBalancerStatusInfoResponseProto) -> BalancerStatusInfo:
-    if not proto.isRunning:
+    if not proto.HasField("containerBalancerStatusInfo"):
+        if proto.isRunning:
+            raise ProtocolError("containerBalancerStatusInfo", "a running balancer without its run")
         return BalancerStatusInfo(False)
     body = proto.containerBalancerStatusInfo
     configuration: dict[str, Any] = {
         field.name: getattr(body.configuration, field.name) for field in body.configuration.DESCRIPTOR.fields
     }
     return BalancerStatusInfo(
-        True,
+        proto.isRunning,
         body.startedAt,
         configuration,
         tuple(_iteration_from_proto(s) for s in body.iterationsStatusInfo),
+        body.stoppedAt if body.HasField("stoppedAt") else None,
+        body.stopReason if body.HasField("stopReason") else None,
     )

@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyozone.hdds.states import NodeState
-from pyozone.scm.balancer.usage import DatanodeUsage, average_utilization
+from pyozone.scm.balancer.iteration import eligible_usages
+from pyozone.scm.balancer.usage import average_utilization
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.sim.cluster import SimCluster
 
 
 @dataclass(frozen=True, slots=True)
 class UtilizationSpread:
-    """The healthy in-service datanodes' utilization: lowest, cluster average, highest."""
+    """The utilization of the datanodes the balancer weighs (eligible_usages: healthy, in service, include/
+    exclude.datanodes, some capacity): lowest, cluster average, highest."""
 
     datanodes: int
     low: float
@@ -29,7 +31,7 @@ class UtilizationSpread:
 
     @classmethod
     def of(cls, scm: StorageContainerManager) -> UtilizationSpread:
-        usages = [DatanodeUsage.of(info) for info in scm.nodes.healthy_in_service()]
+        usages = eligible_usages(scm.nodes, scm.balancer.config)
         values = [u.utilization() for u in usages] or [0.0]
         return cls(len(usages), min(values), average_utilization(usages), max(values))
 

@@ -24,6 +24,7 @@ from pyozone.hdds.ids import ContainerID, ReplicationConfig
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.sim.cluster import SimCluster
+from pyozone.sim.datanode import report_with_used
 from pyozone.sim.load import ROLES, LoadSampler
 
 GB = 1 << 30
@@ -43,12 +44,17 @@ def place_ec_containers(
     racks = {dn: cluster.datanodes[dn].details.network_location for dn in nodes}
     first = max((c.container_id for c in cluster.scm.containers.containers()), default=0) + 1
     infos: list[ContainerInfo] = []
+    held: Counter[str] = Counter()
     for cid in range(first, first + count):
         infos.append(ContainerInfo(cid, LifeCycleState.CLOSED, 0, None, config, "sim", used_bytes, keys, 1))
         for index, dn in enumerate(_scatter(nodes, racks, width, cluster.rng), 1):
             cluster.datanodes[dn].replicas[cid] = ContainerReplicaReport(
                 cid, ReplicaState.CLOSED, 1, dn, keys, used_bytes, index
             )
+            held[dn] += used_bytes
+    for dn, used in held.items():  # the node report counts the bytes its replicas hold (populate.py too)
+        node = cluster.datanodes[dn]
+        node.report = report_with_used(node.report, used)
     cluster.scm.containers.bulk_load(infos, ())
     return [info.container_id for info in infos]
 

@@ -24,11 +24,10 @@ from pyozone.scm.balancer.balancer import ContainerBalancerStatus
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration
 from tests.builders import GB
-from tests.unit.scm.balancer.balancer_harness import BalancerHarness
+from tests.unit.scm.balancer.balancer_harness import CB, BalancerHarness
 from tests.unit.scm.replication.rm_harness import SEQ
 
 MINUTE = 60_000
-CB = "hdds.container.balancer."
 LIMITS = {
     CB + "datanodes.involved.max.percentage.per.iteration": "50",
     CB + "size.moved.max.per.iteration": "30GB",
@@ -77,7 +76,22 @@ def skewed_cluster(seed: int, iterations: int = 6) -> tuple[BalancerHarness, dic
     for i, dn in enumerate(h.dns):
         h.set_used(i, used[dn])
     h.rm.process_all()
+    # a movable container (three closed copies, one on a full datanode) with a pending replica op: left too
+    cid = next(cid for cid in h.scm.containers.container_ids() if _healthy_ratis(h, cid) and cid not in (3, 4)
+               and h.dns[0] in {r.datanode for r in h.scm.containers.replicas(cid)})  # fmt: skip
+    h.rm.pending_ops.schedule_add(cid, h.dns[11], 0, None, h.clock.wall_ms() + 60 * MINUTE)
     return h, used
+
+
+def _healthy_ratis(h: BalancerHarness, cid: int) -> bool:
+    replicas = h.scm.containers.replicas(cid)
+    info = h.scm.containers.get(cid)
+    return (
+        info.state is LifeCycleState.CLOSED
+        and info.replication_config.required_nodes == 3
+        and len(replicas) == 3
+        and all(r.state.name == "CLOSED" for r in replicas)
+    )
 
 
 def config_of(h: BalancerHarness) -> ContainerBalancerConfiguration:
@@ -111,6 +125,12 @@ def test_first_iteration_is_scms(spark, tmp_path: Path) -> None:
     left = {3, 4} | {
         c.container_id for c in h.scm.containers.containers() if c.state is not LifeCycleState.CLOSED
     }
+    pending = {  # the op skewed_cluster scheduled (the RM's own carry their command)
+        cid
+        for cid in h.scm.containers.container_ids()
+        if any(op.command is None for op in h.rm.pending_ops.ops(cid))
+    }
+    assert len(pending) == 1 and not pending & set(first.moves)
     assert len(left) > 2 and not left & set(first.moves)
 
 

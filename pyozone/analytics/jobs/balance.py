@@ -41,11 +41,12 @@ from pyozone.analytics.schema import SnapshotError
 from pyozone.common.balancer_options import add_start_options, out_of_range, start_options
 from pyozone.common.cli_options import CLIError
 from pyozone.common.output import duration, human_size, print_json, print_table
+from pyozone.config.keys import CB
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState
-from pyozone.scm.balancer.config import CB, ContainerBalancerConfiguration
+from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.replication.config import ReplicationManagerConfig
 
 NAME = "balance"
@@ -70,9 +71,7 @@ def check(args: argparse.Namespace) -> None:
         raise CLIError(problem)
     conf = args.conf
     config = ContainerBalancerConfiguration.from_conf(conf).with_start_options(start_options(args))
-    config.validate(
-        conf.get("ozone.scm.container.size"), conf.get("hdds.scm.replication.event.timeout.datanode.offset")
-    )
+    config.validate_in(conf)
     args.balancer_config = config
 
 

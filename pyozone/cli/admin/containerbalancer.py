@@ -3,8 +3,9 @@
 `start` takes Ozone's options (each overriding SCM's hdds.container.balancer.* for this run) and prints
 Ozone's lines; a run SCM refuses (not the ready leader, in safe mode, already running, an inconsistent
 or unsupported option such as --move-network-topology-enable true) prints Ozone's failure lines with
-SCM's reason and exits 1. `status -v` shows the run's configuration and its current iteration, `-H` its
-finished iterations too (sizes moved, datanodes involved, moves completed, failed and timed out).
+SCM's reason and exits 1. `status` says whether it runs and, once a run stopped, why; `-v` shows the run's
+configuration and its current (or last) iteration, `-H` its other finished iterations too (sizes moved,
+datanodes involved, moves completed, failed and timed out): current Ozone's ContainerBalancerStatusSubcommand.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     add_start_options(start)
     stop = commands.add_parser("stop", parents=[parent], help="stop ContainerBalancer")
     status = commands.add_parser("status", parents=[parent], help="check if ContainerBalancer is running")
-    status.add_argument("-v", "--verbose", action="store_true", help="show the current iteration")
-    status.add_argument("-H", "--history", action="store_true", help="with -v: show every iteration too")
+    status.add_argument("-v", "--verbose", action="store_true", help="show the current or last iteration")
+    status.add_argument("-H", "--history", action="store_true", help="with -v: the finished iterations too")
     for command, func in ((start, run_start), (stop, run_stop), (status, run_status)):
         add_connection_options(command)
         command.set_defaults(func=func)
@@ -71,6 +72,8 @@ def run_stop(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    if args.history and not args.verbose:
+        print("Warning: -H/--history has no effect without -v/--verbose.", file=sys.stderr)
     with connect(args) as scm:
         info = scm.container_balancer_status_info()
     if args.json:
@@ -78,6 +81,8 @@ def run_status(args: argparse.Namespace) -> int:
             {
                 "running": info.running,
                 "startedAt": info.started_at_s or None,
+                "stoppedAt": info.stopped_at_s,
+                "stopReason": info.stop_reason,
                 "configuration": info.configuration or None,
                 "iterations": [s.to_dict() for s in info.iterations],
             }
@@ -90,22 +95,37 @@ def run_status(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ Ozone's text
 def status_text(info: BalancerStatusInfo, verbose: bool, history: bool, now_s: float) -> str:
     """ContainerBalancerStatusSubcommand's output."""
-    if not info.running:
-        return "ContainerBalancer is Not Running."
-    lines = ["ContainerBalancer is Running."]
-    if not verbose:
-        return lines[0]
-    started = dt.datetime.fromtimestamp(info.started_at_s)
-    lines.append(f"Started at: {started.date()} {started.time()}")
-    lines.append(f"Balancing duration: {pretty_duration(int(now_s) - info.started_at_s)}\n")
+    lines = ["ContainerBalancer is Running." if info.running else "ContainerBalancer is Not Running."]
+    if not info.running and info.stop_reason:
+        lines.append(f"Stop reason: {info.stop_reason}")
+    if not (verbose and info.has_run):
+        return "\n".join(lines)
+    lines.append(f"Started at: {_local(info.started_at_s)}")
+    end_s = int(now_s) if info.stopped_at_s is None else info.stopped_at_s
+    if info.stopped_at_s is not None:
+        lines.append(f"Stopped at: {_local(info.stopped_at_s)}")
+    lines.append(f"Balancing duration: {pretty_duration(end_s - info.started_at_s)}\n")
     lines.append(configuration_text(info.configuration))
-    lines.append("Current iteration info:")
-    current = next((s for s in info.iterations if s.result is None), None)
-    lines.append("-\n" if current is None else iteration_text(current))
+    finished = [s for s in info.iterations if s.result is not None]
+    if info.running:
+        lines.append("Current iteration info:")
+        shown = next((s for s in info.iterations if s.result is None), None)
+    else:
+        lines.append("Last iteration info:")
+        shown = finished[-1] if finished else None
+    lines.append("-\n" if shown is None else iteration_text(shown))
     if history:
-        lines.append("Iteration history list:")
-        lines.append("\n".join(iteration_text(s) for s in info.iterations if s.result is not None))
+        lines.append("Completed iteration history:")
+        rest = [s for s in finished if info.running or s is not shown]
+        lines.append("\n".join(iteration_text(s) for s in rest) or "-")
+        lines.append("")
     return "\n".join(lines)
+
+
+def _local(epoch_s: int) -> str:
+    """ISO local date and time, as Ozone's DateTimeFormatter.ISO_LOCAL_DATE / ISO_LOCAL_TIME print them."""
+    at = dt.datetime.fromtimestamp(epoch_s)
+    return f"{at.date().isoformat()} {at.time().isoformat()}"
 
 
 def configuration_text(c: dict) -> str:

@@ -55,6 +55,13 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = "ContainerBalancer"
 """The key of its record in statefulServiceConfig (Ozone's getServiceName)."""
+COMPLETED = "Completed all iterations."
+"""The stop reason of a run that ran its iterations (ContainerBalancerTask's)."""
+
+
+def not_initialized(index: int) -> str:
+    """The stop reason of a run whose next iteration finds no datanode outside the threshold."""
+    return f"Could not initialize ContainerBalancer's iteration number {index}"
 
 
 class ContainerBalancerStatus(Enum):
@@ -87,8 +94,7 @@ class ContainerBalancer:
     ) -> None:
         self.default_config = ContainerBalancerConfiguration.from_conf(conf)
         self.config = self.default_config
-        self._container_size: int = conf.get("ozone.scm.container.size")
-        self._datanode_offset_ms: int = conf.get("hdds.scm.replication.event.timeout.datanode.offset")
+        self._conf = conf
         self._clock = clock
         self._context = context
         self._nodes = nodes
@@ -108,6 +114,7 @@ class ContainerBalancer:
         self._next_iteration_ms = 0
         self._moves_deadline_ms = 0
         self.started_at_ms: int | None = None
+        self.stopped_at_ms: int | None = None
         self.stop_reason: str | None = None
         self.usage_at_start: dict[DatanodeID, float] = {}
         """Each balanced datanode's utilization when the run started (the web UI's "before")."""
@@ -126,7 +133,7 @@ class ContainerBalancer:
                 + self.status.name
             )
         config = config or self.default_config
-        config.validate(self._container_size, self._datanode_offset_ms)
+        config.validate_in(self._conf)
         self._validate_node_lists(config)
         self._save(config, should_run=True, index=0)
         self._run(config, 0)
@@ -149,11 +156,21 @@ class ContainerBalancer:
         return BalancerStartResult(True)
 
     def status_info(self) -> BalancerStatusInfo:
-        """getContainerBalancerStatusInfo: the run's start, configuration and iterations while it runs."""
-        if not self.is_running() or self.started_at_ms is None:
+        """getContainerBalancerStatusInfo: the run's start, configuration and iterations while it runs,
+        and once it stopped also when and why (a run this SCM saw: none after a restart or a new leader
+        that did not resume one)."""
+        if self.started_at_ms is None:
             return BalancerStatusInfo(False)
-        record = self.config.to_record(should_run=True, next_iteration_index=self.next_index)
-        return BalancerStatusInfo(True, self.started_at_ms // 1000, record, tuple(self.iteration_statuses()))
+        running = self.is_running()
+        record = self.config.to_record(should_run=running, next_iteration_index=self.next_index)
+        return BalancerStatusInfo(
+            running,
+            self.started_at_ms // 1000,
+            record,
+            tuple(self.iteration_statuses()),
+            None if running or self.stopped_at_ms is None else self.stopped_at_ms // 1000,
+            None if running else self.stop_reason,
+        )
 
     def is_running(self) -> bool:
         return self.status is ContainerBalancerStatus.RUNNING
@@ -212,7 +229,7 @@ class ContainerBalancer:
             return
         try:
             config = ContainerBalancerConfiguration.from_record(record)
-            config.validate(self._container_size, self._datanode_offset_ms)
+            config.validate_in(self._conf)
         except (ValueError, KeyError) as e:
             log.warning("Could not resume ContainerBalancer from its persisted configuration: %s", e)
             self._unresumable = record  # said once, not at every tick
@@ -230,14 +247,14 @@ class ContainerBalancer:
         self.next_index = index
         self._next_iteration_ms = self._clock.now_ms()
         self.started_at_ms = self._clock.wall_ms()
+        self.stopped_at_ms = None
         self.stop_reason = None
         self.usage_at_start = {u.datanode: u.utilization() for u in eligible_usages(self._nodes, config)}
         log.info("Starting ContainerBalancer at iteration %d: %s", index + 1, config)
 
     def _begin_iteration(self) -> None:
-        iterations = self.config.iterations
-        if iterations != -1 and self.next_index >= iterations:
-            self._stop_with_save("Completed all iterations.")
+        if self.config.iterations_done(self.next_index):
+            self._stop_with_save(COMPLETED)
             return
         self.moves.clear()  # Ozone's resetState
         iteration = BalancerIteration(
@@ -253,9 +270,7 @@ class ContainerBalancer:
         self.metrics.data_size_unbalanced_bytes = iteration.unbalanced_bytes()
         if not iteration.unbalanced:
             log.info("Did not find any unbalanced Datanodes.")
-            self._stop_with_save(
-                f"Could not initialize ContainerBalancer's iteration number {self.next_index}"
-            )
+            self._stop_with_save(not_initialized(self.next_index))
             return
         log.info(
             "Container Balancer has identified %d Over-Utilized and %d Under-Utilized Datanodes that need "
@@ -289,9 +304,8 @@ class ContainerBalancer:
             self._stop_with_save(IterationResult.CAN_NOT_BALANCE_ANY_MORE.value)
             return
         self.next_index += 1
-        iterations = self.config.iterations
-        if iterations != -1 and self.next_index >= iterations:
-            self._stop_with_save("Completed all iterations.")
+        if self.config.iterations_done(self.next_index):
+            self._stop_with_save(COMPLETED)
             return
         self._save(self.config, should_run=True, index=self.next_index)
         self._next_iteration_ms = self._clock.now_ms() + self.config.balancing_interval_ms
@@ -327,6 +341,7 @@ class ContainerBalancer:
         self.moves.clear()
         if self.status is not ContainerBalancerStatus.STOPPED:
             self.stop_reason = reason
+            self.stopped_at_ms = self._clock.wall_ms()
         self.status = ContainerBalancerStatus.STOPPED
 
     # ------------------------------------------------------------------ internals

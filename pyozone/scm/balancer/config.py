@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyozone.config import ConfigError, OzoneConfiguration, validate
+from pyozone.config.keys import CB
 from pyozone.hdds.balancer import BalancerStartOptions
 
-CB = "hdds.container.balancer."
 MIN_DELETE_PHASE_MS = 9 * 60_000
 """Ozone's floor for move.timeout - move.replication.timeout - the datanode offset: the delete's time."""
 INT32_MAX = 2**31 - 1
@@ -124,6 +124,15 @@ class ContainerBalancerConfiguration:
             include_datanodes=None if o.include_datanodes is None else _names(o.include_datanodes),
             exclude_datanodes=None if o.exclude_datanodes is None else _names(o.exclude_datanodes),
         )
+
+    def iterations_done(self, index: int) -> bool:
+        """Whether a run that has run `index` iterations has run all it may (-1: until balanced)."""
+        return self.iterations != -1 and index >= self.iterations
+
+    def validate_in(self, conf: OzoneConfiguration) -> None:
+        """`validate` against the SCM settings it depends on, read from `conf`."""
+        offset = conf.get("hdds.scm.replication.event.timeout.datanode.offset")
+        self.validate(conf.get("ozone.scm.container.size"), offset)
 
     def validate(self, container_size: int, datanode_offset_ms: int) -> None:
         """ContainerBalancer.validateConfiguration and the setters' ranges: every broken rule, one error."""

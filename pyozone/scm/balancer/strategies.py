@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.scm.balancer.usage import DatanodeUsage
@@ -96,10 +96,6 @@ class FindTargetGreedyByUsageInfo:
 
     def _key(self, dn: DatanodeID) -> tuple[float, DatanodeID]:
         return (self._usages[dn].utilization(self.size_entering[dn]), dn)
-
-    @property
-    def potential_targets(self) -> Sequence[DatanodeID]:
-        return [dn for _, dn in self._sorted]
 
     def find_target(self, container: ContainerID, size: int, source: DatanodeID) -> DatanodeID | None:
         """The least utilized target that can take the container from `source`."""

@@ -299,20 +299,20 @@ class ReplicationManager:
     ) -> ContainerHealthState:
         """The read-only check (spec 10.2) of block deletion, the admin monitor and admin tools: the same
         chain into `report` (a fresh one by default), no commands, no state changes, nothing queued."""
-        container = self.containers.get(container_id)
-        report = (
-            report if report is not None else ReplicationManagerReport(self.config.container_sample_limit)
-        )
-        return self._check(
-            container, self.containers.replicas(container_id), report, NullQueue(), read_only=True
+        return self.replication_health(
+            self.containers.get(container_id), self.containers.replicas(container_id), report
         )
 
     def replication_health(
-        self, container: ContainerInfo, replicas: Sequence[ContainerReplica]
+        self,
+        container: ContainerInfo,
+        replicas: Sequence[ContainerReplica],
+        report: ReplicationManagerReport | None = None,
     ) -> ContainerHealthState:
         """Ozone's getContainerReplicationHealth, for the balancer's moves: the chain's read-only verdict
         on `replicas` (as they are, or as a move would leave them) with the container's pending ops."""
-        report = ReplicationManagerReport(self.config.container_sample_limit)
+        if report is None:
+            report = ReplicationManagerReport(self.config.container_sample_limit)
         return self._check(container, tuple(replicas), report, NullQueue(), read_only=True)
 
     def copies_a_delete_may_rely_on(

@@ -42,7 +42,7 @@ ContainerBalancerMetrics
 - container_balancer_metrics_num_datanodes_unbalanced, ..._data_size_unbalanced_gb: when the latest
   iteration started
 - container_balancer_metrics_num_container_moves_scheduled_in_latest_iteration (and _completed_, _failed_,
-  _timeout_), ..._num_datanodes_involved_in_latest_iteration, ..._data_size_moved_in_latest_iteration
+  _timeout_), ..._num_datanodes_involved_in_latest_iteration, ..._data_size_moved_bytes_in_latest_iteration
   (bytes), ..._data_size_moved_gb_in_latest_iteration: the iteration under way, else the last one
 SCMHAMetrics (SCM HA only, `register_scm_ha_metrics`: the Raft member's report, ratis_server/raft_gauges.py
 as OM HA's)
@@ -270,16 +270,15 @@ class _BalancerCollector:
     def collect(self) -> Iterator[Metric]:
         balancer = self.core.balancer
         m = balancer.metrics
-        for f in fields(m):
-            if f.name in ("num_datanodes_unbalanced", "data_size_unbalanced_bytes", "data_size_moved_bytes"):
-                continue
-            doc = "Container Balancer, every run: " + f.name.replace("_", " ")
-            yield CounterMetricFamily(f"{snake(BALANCER)}_{f.name}", doc, value=getattr(m, f.name))
-        yield CounterMetricFamily(  # Ozone's DataSizeMovedGB
-            f"{snake(BALANCER)}_data_size_moved_gb",
-            "Container Balancer, every run: GB moved",
-            value=m.data_size_moved_bytes // _GB,
-        )
+        for metric, value in (  # Ozone's ContainerBalancerMetrics counters, over every run
+            ("NumIterations", m.num_iterations),
+            ("NumContainerMovesScheduled", m.num_container_moves_scheduled),
+            ("NumContainerMovesCompleted", m.num_container_moves_completed),
+            ("NumContainerMovesFailed", m.num_container_moves_failed),
+            ("NumContainerMovesTimeout", m.num_container_moves_timeout),
+            ("DataSizeMovedGB", m.data_size_moved_bytes // _GB),
+        ):
+            yield _counter(BALANCER, metric, f"Container Balancer, every run: {metric}", value)
         yield _gauge(
             BALANCER, "NumDatanodesUnbalanced", "Datanodes outside the threshold", m.num_datanodes_unbalanced
         )
@@ -294,7 +293,7 @@ class _BalancerCollector:
             ("NumContainerMovesFailedInLatestIteration", latest and latest.moves_failed),
             ("NumContainerMovesTimeoutInLatestIteration", latest and latest.moves_timed_out),
             ("NumDatanodesInvolvedInLatestIteration", latest and latest.datanodes_involved),
-            ("DataSizeMovedInLatestIteration", latest and latest.size_moved),
+            ("DataSizeMovedBytesInLatestIteration", latest and latest.size_moved),
             ("DataSizeMovedGBInLatestIteration", latest and latest.size_moved // _GB),
         ):
             yield _gauge(BALANCER, metric, "Container Balancer, latest iteration", value or 0)

@@ -54,7 +54,8 @@ def test_status_verbose_with_history() -> None:
     assert f"{'Threshold':<50} 10.0" in lines
     assert f"{'Max Size Entering Target per Iteration':<50} 26GB" in lines
     assert f"{'Time Limit for Single Container' + chr(39) + 's Movement':<50} 65min" in lines
-    current_at, history_at = lines.index("Current iteration info:"), lines.index("Iteration history list:")
+    current_at = lines.index("Current iteration info:")
+    history_at = lines.index("Completed iteration history:")
     current_block = lines[current_at:history_at]
     assert f"{'Iteration number':<50} 2" in current_block and f"{'Iteration result':<50} -" in current_block
     assert f"{'Size scheduled to move':<50} 1.50 GB" in current_block
@@ -64,8 +65,30 @@ def test_status_verbose_with_history() -> None:
     assert f"{'Failed to move containers by timeout':<50} 1" in history
     assert f"{'Datanodes involved':<50} 2" in history
     assert "dn-b <- 8 GB" in history and "dn-a -> 8 GB" in history
-    assert "Iteration history list:" not in status_text(info, verbose=True, history=False, now_s=1_000_000)
+    without = status_text(info, verbose=True, history=False, now_s=1_000_000)
+    assert "Current iteration info:" in without and "Completed iteration history:" not in without
     assert status_text(info, verbose=False, history=False, now_s=0) == "ContainerBalancer is Running."
+
+
+def test_status_of_a_stopped_run() -> None:
+    """Current Ozone's lines once a run stopped: its reason; -v its last iteration, -H the others."""
+    config = ContainerBalancerConfiguration().to_record(should_run=False, next_iteration_index=0)
+    first = IterationStatus(1, IterationResult.ITERATION_COMPLETED, 60, 2, 2, 0, 0, 2 * GB, 2 * GB, 2)
+    last = IterationStatus(2, IterationResult.ITERATION_INTERRUPTED, 30, 1, 0, 1, 0, GB, 0, 2)
+    info = BalancerStatusInfo(False, 1_000_000, config, (first, last), 1_000_125, "Completed all iterations.")
+    assert status_text(info, verbose=False, history=False, now_s=2_000_000) == (
+        "ContainerBalancer is Not Running.\nStop reason: Completed all iterations."
+    )
+    lines = status_text(info, verbose=True, history=True, now_s=2_000_000).splitlines()
+    assert lines[2].startswith("Started at: ") and lines[3].startswith("Stopped at: ")
+    assert lines[4] == "Balancing duration: 0h 2m 5s"  # to the stop, not to now
+    last_at, history_at = lines.index("Last iteration info:"), lines.index("Completed iteration history:")
+    assert f"{'Iteration number':<50} 2" in lines[last_at:history_at]
+    assert f"{'Iteration number':<50} 1" in lines[history_at:]
+    assert f"{'Iteration number':<50} 2" not in lines[history_at:]
+    alone = BalancerStatusInfo(False, 1_000_000, config, (last,), 1_000_125, "stopped by the operator")
+    lines = status_text(alone, verbose=True, history=True, now_s=0).splitlines()
+    assert lines[lines.index("Completed iteration history:") + 1] == "-"
 
 
 def test_byte_desc() -> None:

@@ -47,6 +47,15 @@ def test_status_info_round_trip() -> None:
     again = pb.ContainerBalancerStatusInfoResponseProto.FromString(proto.SerializeToString())
     assert wire.status_info(again) == info
     assert wire.status_info(wire.status_info_response(BalancerStatusInfo(False))) == BalancerStatusInfo(False)
+    stopped = BalancerStatusInfo(
+        False, 1_700_000_000, record, (done,), 1_700_000_900, "stopped by the operator"
+    )
+    assert wire.status_info(wire.status_info_response(stopped)) == stopped
+
+
+def test_running_without_its_run_is_refused() -> None:
+    with pytest.raises(ProtocolError, match="containerBalancerStatusInfo"):
+        wire.status_info(pb.ContainerBalancerStatusInfoResponseProto(isRunning=True))
 
 
 def test_unknown_iteration_result_is_refused() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pyozone.config import OzoneConfiguration
+from pyozone.config.keys import CB
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.commands import DeleteContainerCommand, ReplicateContainerCommand
 from pyozone.hdds.container import ContainerReplica
@@ -21,7 +22,6 @@ from tests.builders import GB, dn_id, node_report
 from tests.unit.scm.replication.rm_harness import SEQ, RMHarness
 
 CAPACITY = 100 * GB
-CB = "hdds.container.balancer."
 LOOSE = {
     CB + "datanodes.involved.max.percentage.per.iteration": "100",
     CB + "balancing.iteration.interval": "10m",

@@ -133,6 +133,11 @@ def test_the_run_stops_after_its_iterations() -> None:
     h.scm.tick()
     assert h.balancer.status is STOPPED and h.balancer.stop_reason == "Completed all iterations."
     assert h.balancer.persisted()["shouldRun"] is False
+    info = h.balancer.status_info()  # what `status -v` shows of the run that stopped
+    assert (info.running, info.stop_reason) == (False, "Completed all iterations.")
+    assert info.stopped_at_s is not None and info.stopped_at_s >= info.started_at_s
+    assert [s.result for s in info.iterations] == [IterationResult.ITERATION_COMPLETED]
+    assert info.iterations[0].moves_completed > 0
 
 
 def test_nothing_movable_stops_the_run() -> None:
@@ -145,12 +150,31 @@ def test_nothing_movable_stops_the_run() -> None:
     assert h.balancer.iteration_statuses()[-1].result is IterationResult.CAN_NOT_BALANCE_ANY_MORE
 
 
-def test_moves_not_done_by_the_move_timeout_count_as_timed_out() -> None:
+def test_moves_whose_copies_never_land_end_at_the_replication_timeout() -> None:
     h = BalancerHarness()
     skewed(h)
     h.balancer.start()
     h.scm.tick()
     h.clock.advance(65 * MINUTE)
+    h.scm.tick()
+    [first] = h.balancer.iteration_statuses()
+    assert first.moves_timed_out == 3 and first.moves_completed == 0
+    assert h.moves.pending == {}
+
+
+def test_moves_stuck_in_their_delete_count_as_timed_out_at_the_move_timeout() -> None:
+    """The copies land but the sources' deletes are never carried out: only move.timeout (65 min) ends
+    the moves, not the replication's 50 min."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.start()
+    h.scm.tick()
+    for _, command in h.replicates():
+        h.report_copy(command.container_id, command.target.uuid, command.replica_index)
+    h.drain()  # the deletes are sent and never carried out
+    h.clock.advance(65 * MINUTE)
+    for dn in h.dns:
+        h.scm.nodes.process_heartbeat(dn)
     h.scm.tick()
     [first] = h.balancer.iteration_statuses()
     assert first.moves_timed_out == 3 and first.moves_completed == 0
@@ -224,8 +248,8 @@ def test_start_refuses_a_datanode_scm_does_not_know(option: str) -> None:
 
 
 def test_selection_is_spread_over_ticks() -> None:
-    """R24 D5: a tick lists or checks at most selection_step containers; the moves' deadline counts
-    from the selection's end, and the iteration does not end while it selects."""
+    """R24 D5: a tick lists or checks at most selection_step containers, and the iteration does not end
+    while it selects."""
     h = BalancerHarness()
     skewed(h)
     h.balancer.selection_step = 1

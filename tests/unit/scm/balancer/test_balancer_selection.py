@@ -11,11 +11,11 @@ from pyozone.hdds.states import NodeOperationalState
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration
 from tests.builders import node_report
-from tests.unit.scm.balancer.balancer_harness import LOOSE, BalancerHarness
+from tests.unit.scm.balancer.balancer_harness import CB, LOOSE, BalancerHarness
 
 
 def iteration(h: BalancerHarness, **overrides: str) -> BalancerIteration:
-    conf = OzoneConfiguration({**LOOSE, **{"hdds.container.balancer." + k: v for k, v in overrides.items()}})
+    conf = OzoneConfiguration({**LOOSE, **{CB + k: v for k, v in overrides.items()}})
     config = ContainerBalancerConfiguration.from_conf(conf)
     h.moves.set_timeouts(config.move_timeout_ms, config.move_replication_timeout_ms)
     return BalancerIteration(1, config, h.scm.nodes, h.scm.containers, h.rm, h.moves, h.clock.now_ms())
@@ -36,6 +36,16 @@ def test_over_and_under_utilized_datanodes() -> None:
     it = iteration(h)
     assert it.over == [h.dns[0]] and it.under == [h.dns[5]]
     assert round(it.average, 3) == 0.4 and round(it.upper_limit, 3) == 0.5
+
+
+def test_excluded_and_not_included_datanodes_are_left_out() -> None:
+    """exclude.datanodes by hostname or IP; include.datanodes, when set, the only ones weighed."""
+    h = skewed()
+    d = h.dns
+    excluded = iteration(h, **{"exclude.datanodes": "dn0.test,10.0.0.6"})
+    assert d[0] not in excluded.usages and d[5] not in excluded.usages and excluded.over == []
+    included = iteration(h, **{"include.datanodes": "dn0.test,dn1.test,dn5.test"})
+    assert set(included.usages) == {d[0], d[1], d[5]}
 
 
 def test_a_datanode_reporting_no_capacity_is_not_a_target() -> None:
@@ -139,7 +149,7 @@ def test_size_entering_target_limits_an_iteration() -> None:
     d = h.dns
     for _ in range(6):
         h.container([d[0], d[1], d[2]])
-    it = iteration(h, **{"size.entering.target.max": "3GB", "size.moved.max.per.iteration": "3GB"})
+    it = iteration(h, **{"size.entering.target.max": "3GB"})  # the other limits loose (LOOSE: 10GB)
     it.select()
     assert len(it.container_to_pair) == 3
 
@@ -149,9 +159,21 @@ def test_size_moved_per_iteration_limits_an_iteration() -> None:
     d = h.dns
     for _ in range(6):
         h.container([d[0], d[1], d[2]])
-    it = iteration(h, **{"size.moved.max.per.iteration": "2GB", "size.entering.target.max": "2GB"})
+    it = iteration(h, **{"size.moved.max.per.iteration": "2GB"})
     it.select()
     assert len(it.container_to_pair) == 2
+
+
+def test_size_leaving_source_limits_an_iteration() -> None:
+    h = skewed()
+    d = h.dns
+    h.set_used(4, 0)  # a second empty target: no target's entering limit binds first
+    for _ in range(6):
+        h.container([d[0], d[1], d[2]])
+    it = iteration(h, **{"size.leaving.source.max": "2GB"})
+    it.select()
+    assert len(it.container_to_pair) == 2
+    assert {pair.source for pair in it.container_to_pair.values()} == {d[0]}
 
 
 def test_datanodes_involved_limit() -> None:

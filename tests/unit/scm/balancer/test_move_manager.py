@@ -72,11 +72,18 @@ def test_move_of_an_under_replicated_container_is_refused(h: BalancerHarness) ->
     assert h.moves.move(cid, h.dns[0], h.dns[3]) is MoveResult.REPLICATION_NOT_HEALTHY_BEFORE_MOVE
 
 
-def test_move_with_pending_ops_is_refused(h: BalancerHarness) -> None:
+def test_second_move_of_a_moving_container_is_refused(h: BalancerHarness) -> None:
     cid = h.container(h.dns[0:3])
     assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
-    # the move's own ADD is pending now: a second move of it is refused
-    assert h.moves.move(cid, h.dns[1], h.dns[4]) is MoveResult.REPLICATION_FAIL_INFLIGHT_REPLICATION
+    assert h.moves.move(cid, h.dns[1], h.dns[4]) is MoveResult.FAIL_CONTAINER_ALREADY_BEING_MOVED
+
+
+def test_move_with_the_replication_managers_pending_add_is_refused(h: BalancerHarness) -> None:
+    # an ADD of the RM's own in flight (a pending ADD makes no container over-replicated): not moved now
+    cid = h.container(h.dns[0:3])
+    h.rm.pending_ops.schedule_add(cid, h.dns[4], 0, None, h.clock.wall_ms() + 600_000)
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is MoveResult.REPLICATION_FAIL_INFLIGHT_REPLICATION
+    assert h.replicates() == []
 
 
 def test_move_breaking_rack_placement_is_refused() -> None:

@@ -35,4 +35,5 @@ def test_an_iteration_counted_on_prom() -> None:
     assert value(after, PREFIX + "num_container_moves_failed_total") == 0
     assert value(after, PREFIX + "data_size_moved_gb_total") == 3  # Ozone's DataSizeMovedGB (R24 D9)
     assert value(after, PREFIX + "data_size_moved_gb_in_latest_iteration") == 3
+    assert value(after, PREFIX + "data_size_moved_bytes_in_latest_iteration") == 3 << 30
     assert value(after, PREFIX + "num_datanodes_involved_in_latest_iteration") == 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyozone import protocol as p
-from pyozone.hdds.balancer import BalancerStartOptions, BalancerStatusInfo
+from pyozone.hdds.balancer import BalancerStartOptions
 from pyozone.proto import ScmAdminProtocol_pb2 as pb
 from pyozone.protocol import admin_balancer as wire
 from tests.unit.scm.server.scm_server_helpers import (
@@ -77,5 +77,8 @@ async def test_start_status_stop(tmp_path: Path) -> None:
 
         await admin.stopContainerBalancer(pb.StopContainerBalancerRequestProto())
         status = await admin.getContainerBalancerStatusInfo(pb.ContainerBalancerStatusInfoRequestProto())
-        assert wire.status_info(status) == BalancerStatusInfo(False)
+        stopped = wire.status_info(status)
+        assert not stopped.running and stopped.stop_reason == "stopped by the operator"
+        assert stopped.stopped_at_s >= stopped.started_at_s == info.started_at_s
+        assert stopped.configuration["shouldRun"] is False
         assert scm.core.balancer.persisted()["shouldRun"] is False
