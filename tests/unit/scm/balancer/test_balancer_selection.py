@@ -195,6 +195,27 @@ def test_datanodes_involved_limit() -> None:
     assert len({p.source for p in it.container_to_pair.values()}) == 1
 
 
+def test_one_datanode_below_the_involved_limit_only_chosen_targets_take_more() -> None:
+    """Ozone's adaptWhenNearingIterationLimits: at the limit less one, the targets are those already
+    chosen, so a limit of 3 takes a second source to the first target, never a second target."""
+    h = BalancerHarness(10)
+    d = h.dns
+    for i in range(10):
+        h.set_used(i, 40)
+    h.set_used(0, 80)
+    h.set_used(1, 80)
+    h.set_used(8, 0)
+    h.set_used(9, 0)
+    for _ in range(3):
+        h.container([d[0], d[2], d[3]])
+        h.container([d[1], d[2], d[3]])
+    it = iteration(h, **{"datanodes.involved.max.percentage.per.iteration": "30"})
+    it.select()
+    pairs = it.container_to_pair.values()
+    assert it.datanodes_involved == 3
+    assert len({p.source for p in pairs}) == 2 and len({p.target for p in pairs}) == 1
+
+
 def test_decommissioning_datanode_takes_no_part() -> None:
     h = skewed()
     h.set_op_state(h.dns[5], NodeOperationalState.DECOMMISSIONING)
