@@ -10,6 +10,7 @@ import pytest
 from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.states import LifeCycleEvent, NodeOperationalState, NodeState
+from pyozone.scm.balancer import move_manager
 from pyozone.scm.balancer.move_manager import MoveResult
 from pyozone.scm.replication.pending_ops import PendingOpType
 from tests.unit.scm.balancer.balancer_harness import BalancerHarness
@@ -169,8 +170,39 @@ def _dead(h: BalancerHarness, index: int) -> None:
         (lambda h, cid: h.remove_replica(cid, h.dns[0]), "REPLICATION_FAIL_NOT_EXIST_IN_SOURCE", True),
         (lambda h, cid: h.remove_replica(cid, h.dns[1]), "REPLICATION_NOT_HEALTHY_AFTER_MOVE", True),
         (lambda h, cid: _dead(h, 3), "REPLICATION_FAIL_NODE_UNHEALTHY", False),
+        # R25 D1: a holder's replica turned UNHEALTHY (its node still HEALTHY, the replica still listed)
+        (
+            lambda h, cid: h.add_replica(cid, h.dns[0], "UNHEALTHY"),
+            "REPLICATION_NOT_HEALTHY_AFTER_MOVE",
+            True,
+        ),
+        (
+            lambda h, cid: h.add_replica(cid, h.dns[1], "UNHEALTHY"),
+            "REPLICATION_NOT_HEALTHY_AFTER_MOVE",
+            True,
+        ),
+        # R25 D3: a holder decommissioned: its replica no longer counts, the RM must copy it now
+        (
+            lambda h, cid: h.set_op_state(h.dns[0], NodeOperationalState.DECOMMISSIONING),
+            "REPLICATION_FAIL_NODE_NOT_IN_SERVICE",
+            True,
+        ),
+        (
+            lambda h, cid: h.set_op_state(h.dns[1], NodeOperationalState.DECOMMISSIONING),
+            "REPLICATION_FAIL_NODE_NOT_IN_SERVICE",
+            True,
+        ),
     ],
-    ids=["source-dead", "source-lost-replica", "other-lost-replica", "target-dead"],
+    ids=[
+        "source-dead",
+        "source-lost-replica",
+        "other-lost-replica",
+        "target-dead",
+        "source-replica-unhealthy",
+        "other-replica-unhealthy",
+        "source-decommissioning",
+        "other-decommissioning",
+    ],
 )
 def test_move_that_cannot_complete_withdraws_its_add_and_the_rm_checks_at_once(
     h: BalancerHarness, breakage, expected: str, short: bool
@@ -186,6 +218,23 @@ def test_move_that_cannot_complete_withdraws_its_add_and_the_rm_checks_at_once(
     assert [op for op in h.rm.pending_ops.ops(cid) if op.type is PendingOpType.ADD] == []
     if short:
         assert h.rm.container_health(cid) is ContainerHealthState.UNDER_REPLICATED
+
+
+def test_check_looks_at_a_bounded_number_of_moves_a_tick(
+    h: BalancerHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R25 D5: a tick's check costs CHECK_STEP moves at most, round robin, so every move is looked at."""
+    monkeypatch.setattr(move_manager, "CHECK_STEP", 2)
+    cids = [h.container(h.dns[0:3]) for _ in range(5)]
+    for cid in cids:
+        assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    _dead(h, 3)  # every move can no longer complete
+    ended = []
+    for _ in range(3):
+        h.moves.check()
+        ended.append(len(h.results))
+    assert ended == [2, 4, 5]
+    assert sorted(cid for cid, _ in h.results) == sorted(cids)
 
 
 def test_cancel_and_clear_withdraw_the_adds_of_replicating_moves(h: BalancerHarness) -> None:
