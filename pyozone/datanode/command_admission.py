@@ -20,7 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.commands import ReplicateContainerCommand, ReplicationCommandPriority, SCMCommand
+from pyozone.hdds.commands import (
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    SCMCommand,
+    is_low_priority_replication,
+)
 from pyozone.hdds.replication_limits import out_of_service_factor, out_of_service_limit
 from pyozone.hdds.states import SCMCommandType
 
@@ -111,8 +116,12 @@ class CommandAdmission:
         return ""
 
     def counts(self, queued_and_running: Iterable[SCMCommand]) -> dict[SCMCommandType, int]:
-        """The commandQueueReport: every handled type, zeros included (SCM then knows they are 0). A
-        reconstruction counts once, as in Ozone: SCM applies its weight
-        (hdds.scm.replication.datanode.reconstruction.weight) to the count."""
+        """Queued and running commands of every handled type, zeros included. A reconstruction counts
+        once, as in Ozone: SCM applies its weight (hdds.scm.replication.datanode.reconstruction.weight)."""
         counts = Counter(c.type for c in queued_and_running)
         return {t: counts.get(t, 0) for t in self.handled}
+
+    def queue_report(self, queued_and_running: Iterable[SCMCommand]) -> dict[SCMCommandType, int]:
+        """The commandQueueReport: `counts` without the LOW priority replicates
+        (`is_low_priority_replication`); zeros included, so SCM knows they are 0."""
+        return self.counts(c for c in queued_and_running if not is_low_priority_replication(c))

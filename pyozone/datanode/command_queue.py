@@ -210,8 +210,15 @@ class CommandQueue:
 
     # ------------------------------------------------------------------ reporting and shutdown
     def counts(self) -> dict[SCMCommandType, int]:
-        """Queued + running commands of every handled type (zeros included: SCM then knows they are 0)."""
-        return self.admission.counts([*self._commands.commands(), *self._replication.commands()])
+        """Queued + running commands of every handled type, zeros included."""
+        return self.admission.counts(self._queued_and_running())
+
+    def queue_report(self) -> dict[SCMCommandType, int]:
+        """What the heartbeat's commandQueueReport tells SCM (CommandAdmission.queue_report)."""
+        return self.admission.queue_report(self._queued_and_running())
+
+    def _queued_and_running(self) -> list[SCMCommand]:
+        return [*self._commands.commands(), *self._replication.commands()]
 
     async def close(self, grace_s: float) -> None:
         await asyncio.gather(self._commands.close(grace_s), self._replication.close(grace_s))

@@ -297,7 +297,7 @@ class HeartbeatLoop:
             pipeline_actions=out.pipeline_actions,
             pipeline_reports=self.pipelines.reports() if Periodic.PIPELINES in out.periodic else None,
             layout=DATANODE_LAYOUT,
-            command_queue_report=self.queue.counts(),
+            command_queue_report=self.queue.queue_report(),
             persisted_op_state=details.persisted_op_state,
         )
 

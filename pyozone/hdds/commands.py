@@ -113,6 +113,16 @@ class ReplicateContainerCommand(SCMCommand):
     priority: ReplicationCommandPriority = ReplicationCommandPriority.NORMAL
 
 
+def is_low_priority_replication(command: SCMCommand) -> bool:
+    """A LOW priority replicate (the Container Balancer's moves): it counts neither in the datanode's
+    commandQueueReport nor in SCM's view of the datanode's replication load, so the Replication Manager
+    schedules its NORMAL work on that datanode as if it were not there (Ozone's HDDS-7844; the datanode
+    runs it only when no NORMAL work waits)."""
+    return (
+        isinstance(command, ReplicateContainerCommand) and command.priority is ReplicationCommandPriority.LOW
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreatePipelineCommand(SCMCommand):
     """Members by uuid; `datanodes`, when known, holds each member's details (or None) in that order."""

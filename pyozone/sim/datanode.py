@@ -216,7 +216,7 @@ class SimDatanode:
             container_actions=actions,
             pipeline_actions=pipeline_actions,
             pipeline_reports=pipeline_reports,
-            command_queue_report=self._admission().counts(self.replications()),
+            command_queue_report=self._admission().queue_report(self.replications()),
             persisted_op_state=self.op_state,
         )
 

@@ -15,6 +15,7 @@ from pyozone.hdds.commands import (
     ReregisterCommand,
     SCMCommand,
     SetNodeOperationalStateCommand,
+    is_low_priority_replication,
 )
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, LayoutVersion, NodeReport
 from pyozone.hdds.exceptions import ResultCode, SCMException
@@ -224,10 +225,12 @@ class NodeManager:
     def _update_command_counts(
         self, info: DatanodeInfo, reported: dict[SCMCommandType, int], sent: list[SCMCommand]
     ) -> None:
-        """Spec 3.5: the datanode's counts replace ours, plus what this heartbeat just carried."""
+        """Spec 3.5: the datanode's counts replace ours, plus what this heartbeat just carried (but LOW
+        priority replicates, which the datanode's counts leave out too: `is_low_priority_replication`)."""
         counts = {t: max(0, c) for t, c in reported.items()}
         for command in sent:
-            counts[command.type] = counts.get(command.type, 0) + 1
+            if not is_low_priority_replication(command):
+                counts[command.type] = counts.get(command.type, 0) + 1
         info.command_counts = counts
         self.events.fire(SCMEvent.DATANODE_COMMAND_COUNT_UPDATED, info.uuid)
 

@@ -38,6 +38,7 @@ from pyozone.hdds.commands import (
     ReplicateContainerCommand,
     ReplicationCommandPriority,
     SCMCommand,
+    is_low_priority_replication,
 )
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails, DatanodeInfo, required_replication_space
@@ -334,8 +335,4 @@ class ReplicationCommandSender:
         return info.details
 
     def _queued_low_priority(self, dn: DatanodeID) -> int:
-        return sum(
-            1
-            for c in self._nodes.commands.peek(dn)
-            if isinstance(c, ReplicateContainerCommand) and c.priority is LOW
-        )
+        return sum(1 for c in self._nodes.commands.peek(dn) if is_low_priority_replication(c))

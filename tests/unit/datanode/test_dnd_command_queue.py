@@ -179,3 +179,21 @@ async def test_close_abandons_waiting_and_cancels_running_after_the_grace() -> N
     await asyncio.wait_for(queue.close(0.05), 2)
     assert log == [("start", 1)]
     assert queue.counts() == {T.closeContainerCommand: 0}
+
+
+@async_test
+async def test_the_queue_report_to_scm_leaves_low_priority_replicates_out() -> None:
+    """Ozone's HDDS-7844: SCM schedules NORMAL replication regardless of the balancer's LOW work, so the
+    commandQueueReport does not count it; the datanode's own counts (web UI, metrics) do."""
+    log: list[tuple[str, int]] = []
+    gate = asyncio.Event()
+    queue = _queue({T.replicateContainerCommand: Recorder(log, gate)}, streams=1)
+    low = ReplicationCommandPriority.LOW
+    for i in range(1, 4):
+        assert queue.submit(_cmd(T.replicateContainerCommand, i, priority=low))
+    assert queue.submit(_cmd(T.replicateContainerCommand, 4))
+    await wait_for_async(lambda: len(log) == 1)  # one running, three waiting
+    assert queue.counts() == {T.replicateContainerCommand: 4}
+    assert queue.queue_report() == {T.replicateContainerCommand: 1}
+    gate.set()
+    await wait_for_async(lambda: sum(queue.counts().values()) == 0)

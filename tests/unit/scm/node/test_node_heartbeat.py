@@ -6,7 +6,13 @@ import itertools
 
 import pytest
 
-from pyozone.hdds.commands import COMMAND_CLASSES, DeleteBlocksCommand, SCMCommand
+from pyozone.hdds.commands import (
+    COMMAND_CLASSES,
+    DeleteBlocksCommand,
+    ReplicateContainerCommand,
+    ReplicationCommandPriority,
+    SCMCommand,
+)
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.states import NodeOperationalState as Op
@@ -103,6 +109,19 @@ def test_total_count_adds_scm_queue_and_datanode_queue(cluster) -> None:
     nm.add_datanode_command(dn, command(T.replicateContainerCommand))
     assert nm.total_datanode_command_count(dn, T.replicateContainerCommand) == 6
     assert nm.total_datanode_command_count(dn, T.closeContainerCommand) == 0  # -1 on the DN counts as 0
+
+
+def test_low_priority_replicates_sent_are_not_added_to_the_datanodes_counts(cluster) -> None:
+    """Ozone's HDDS-7844: the balancer's LOW replicates are not the datanode's replication load to SCM
+    (the datanode's queue report leaves them out too), so NORMAL work is scheduled regardless."""
+    nm = cluster.nm
+    dn = cluster.add(0)
+    low = ReplicationCommandPriority.LOW
+    for cid in (1, 2, 3):
+        nm.add_datanode_command(dn, ReplicateContainerCommand(container_id=cid, priority=low))
+    nm.add_datanode_command(dn, command(T.replicateContainerCommand, 4))
+    nm.process_heartbeat(dn, command_queue_report={T.replicateContainerCommand: 0})
+    assert nm.node_queued_command_count(dn, T.replicateContainerCommand) == 1
 
 
 def test_negative_reported_count_is_clamped_to_zero(cluster) -> None:
