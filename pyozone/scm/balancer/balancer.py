@@ -20,6 +20,7 @@ ready (Ozone's notifyStatusChanged with its delayed start), and knows a stopped 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,13 @@ log = logging.getLogger(__name__)
 
 SERVICE_NAME = "ContainerBalancer"
 """The key of its record in statefulServiceConfig (Ozone's getServiceName)."""
+HISTORY_LIMIT = 50
+"""Finished iterations SCM keeps for `status -v -H` (Ozone keeps them all: a run with `-i -1` may never
+end)."""
+STATUS_TRANSFERS = 60_000
+"""Datanode transfers (one datanode's bytes entering or leaving in one iteration, about 46 bytes on the
+wire) a status answer carries at most: the newest iterations that fit, some 2.8 MB, inside the admin
+channel's 4 MiB answer (hdds/limits.py MAX_ADMIN_MESSAGE_BYTES; Ozone's Hadoop RPC takes 128 MB)."""
 COMPLETED = "Completed all iterations."
 """The stop reason of a run that ran its iterations (ContainerBalancerTask's)."""
 
@@ -62,6 +70,18 @@ COMPLETED = "Completed all iterations."
 def not_initialized(index: int) -> str:
     """The stop reason of a run whose next iteration finds no datanode outside the threshold."""
     return f"Could not initialize ContainerBalancer's iteration number {index}"
+
+
+def _newest_within(statuses: list[IterationStatus], transfers: int) -> tuple[IterationStatus, ...]:
+    """The newest of `statuses` whose datanode transfers add up to at most `transfers` (the newest one
+    always), oldest first."""
+    kept: list[IterationStatus] = []
+    for status in reversed(statuses):
+        transfers -= len(status.size_entering) + len(status.size_leaving)
+        if kept and transfers < 0:
+            break
+        kept.append(status)
+    return tuple(reversed(kept))
 
 
 class ContainerBalancerStatus(Enum):
@@ -108,8 +128,9 @@ class ContainerBalancer:
         self.moves.listener = self._on_move_result
         self.status = ContainerBalancerStatus.STOPPED
         self.iteration: BalancerIteration | None = None
-        self.history: list[IterationStatus] = []
-        """The finished iterations of the current (or last) run, for `status -v`."""
+        self.history: deque[IterationStatus] = deque(maxlen=HISTORY_LIMIT)
+        """The finished iterations of the current (or last) run, for `status -v`: the latest
+        HISTORY_LIMIT (a run with `-i -1` may never end)."""
         self.next_index = 0
         self._next_iteration_ms = 0
         self._moves_deadline_ms = 0
@@ -167,7 +188,7 @@ class ContainerBalancer:
             running,
             self.started_at_ms // 1000,
             record,
-            tuple(self.iteration_statuses()),
+            _newest_within(self.iteration_statuses(), STATUS_TRANSFERS),
             None if running or self.stopped_at_ms is None else self.stopped_at_ms // 1000,
             None if running else self.stop_reason,
         )
@@ -176,8 +197,8 @@ class ContainerBalancer:
         return self.status is ContainerBalancerStatus.RUNNING
 
     def iteration_statuses(self) -> list[IterationStatus]:
-        """Every finished iteration of the run, and the current one if under way (Ozone's
-        getCurrentIterationsStatistic)."""
+        """The run's finished iterations (the latest HISTORY_LIMIT), and the current one if under way
+        (Ozone's getCurrentIterationsStatistic)."""
         current = [] if self.iteration is None else [self.iteration.status(self._clock.now_ms())]
         return [*self.history, *current]
 
@@ -242,7 +263,7 @@ class ContainerBalancer:
         self.moves.set_timeouts(config.move_timeout_ms, config.move_replication_timeout_ms)
         self.moves.clear()
         self.status = ContainerBalancerStatus.RUNNING
-        self.history = []
+        self.history.clear()
         self.iteration = None
         self.next_index = index
         self._next_iteration_ms = self._clock.now_ms()

@@ -7,11 +7,17 @@ from __future__ import annotations
 import pytest
 
 from pyozone.config import OzoneConfiguration
-from pyozone.hdds.balancer import IterationResult
+from pyozone.hdds.balancer import IterationResult, IterationStatus
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.commands import ReplicationCommandPriority
 from pyozone.hdds.container_health import ContainerHealthState
-from pyozone.scm.balancer.balancer import ContainerBalancerStatus, IllegalContainerBalancerStateError
+from pyozone.hdds.limits import MAX_ADMIN_MESSAGE_BYTES
+from pyozone.protocol import admin_balancer as wire
+from pyozone.scm.balancer.balancer import (
+    HISTORY_LIMIT,
+    ContainerBalancerStatus,
+    IllegalContainerBalancerStateError,
+)
 from pyozone.scm.balancer.config import (
     ContainerBalancerConfiguration,
     InvalidContainerBalancerConfigurationError,
@@ -355,3 +361,22 @@ def test_another_scm_leading_next_resumes_the_run_from_the_log() -> None:
     assert follower.balancer.status is RUNNING and follower.balancer.next_index == 1
     follower.scm.tick()
     assert follower.balancer.iteration is not None and follower.balancer.iteration.number == 2
+
+
+def test_a_long_runs_status_stays_within_the_admin_channels_answer() -> None:
+    """R25 D4: a run that never ends (`-i -1`) with 2,000 datanodes involved an iteration: SCM keeps its
+    latest iterations and answers `status` with the newest that fit the admin channel's 4 MiB."""
+    h = BalancerHarness()
+    skewed(h)
+    h.balancer.start(h.balancer.default_config.with_options(iterations=-1))
+    transfers = {f"{i:08d}-0000-4000-8000-000000000000": 5 << 30 for i in range(1000)}
+    done = IterationResult.ITERATION_COMPLETED
+    for number in range(1, 501):
+        status = IterationStatus(number, done, 60, 9, 9, 0, 0, 1, 1, 2000, transfers, transfers)
+        h.balancer.history.append(status)
+    assert len(h.balancer.history) == HISTORY_LIMIT
+    info = h.balancer.status_info()
+    answer = wire.status_info_response(info).SerializeToString()
+    assert len(answer) < MAX_ADMIN_MESSAGE_BYTES
+    numbers = [s.number for s in info.iterations]
+    assert numbers == list(range(numbers[0], 501)) and len(numbers) > 10  # the newest, in order
