@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def _speed(text: str) -> float:
@@ -11,7 +12,7 @@ def _speed(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of MB/s")
     return value
 
