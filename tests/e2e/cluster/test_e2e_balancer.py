@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -74,6 +75,7 @@ def cluster(
         "hdds.scm.replication.thread.interval": "2s",
         "hdds.container.balancer.balancing.iteration.interval": "1s",
         "ozone.scm.stale.node.interval": f"{STALE_S}s",
+        "hdds.node.report.interval": "1s",  # SCM sees the written bytes soon (its balancer reads them)
         "ozone.scm.dead.node.interval": f"{2 * STALE_S}s",
     }
     with live_cluster(
@@ -109,10 +111,19 @@ def admin_text(cluster: LiveCluster, *args: str) -> str:
     return out.getvalue()
 
 
-def prom(cluster: LiveCluster) -> dict[str, float]:
-    url = f"http://127.0.0.1:{cluster.port('scm', 'http')}/prom"
+def scm_http(cluster: LiveCluster, path: str) -> str:
+    url = f"http://127.0.0.1:{cluster.port('scm', 'http')}{path}"
     with urllib.request.urlopen(url, timeout=10) as answer:
-        text = answer.read().decode()
+        return answer.read().decode()
+
+
+def used_as_scm_sees_it(cluster: LiveCluster) -> dict[str, int]:
+    """Each eligible datanode's used bytes in SCM's latest node reports (the balancer's input)."""
+    return {n["hostname"]: n["used"] for n in json.loads(scm_http(cluster, "/api/v1/balancer"))["datanodes"]}
+
+
+def prom(cluster: LiveCluster) -> dict[str, float]:
+    text = scm_http(cluster, "/prom")
     return {
         name: float(value)
         for line in text.splitlines()
@@ -156,6 +167,16 @@ def test_the_balancer_fills_the_empty_datanodes_and_a_dead_target_fails_its_move
     uuids = {n["uuid"]: host for host, n in nodes.items()}
     for cid in containers.values():
         assert replica_hosts(cluster, cid, uuids) == list(FULL)
+    # the balancer reads node reports: wait until they carry the keys' bytes and the empty datanodes
+    wait_for(
+        lambda: (
+            (used := used_as_scm_sees_it(cluster)).keys() == {*FULL, *EMPTY}
+            and all(used[n] >= KEYS * KEY_BYTES for n in FULL)
+        ),
+        30,
+        "SCM's node reports of the written bytes",
+        interval_s=0.5,
+    )
 
     victim_pid = cluster.state.pids[VICTIM]
     os.kill(victim_pid, signal.SIGSTOP)  # HEALTHY to SCM for STALE_S more
