@@ -99,12 +99,22 @@ class CommandAdmission:
             return f"term {command.term} is older than the newest SCM term {self.max_term}"
         if self.expired(command, now_epoch_ms):
             return f"its deadline {command.deadline_epoch_ms} has passed"
-        if command.type in REPLICATION_TYPES and len(waiting) >= self.replication_queue_limit:
+        if command.type in REPLICATION_TYPES and self._queue_full(command, waiting):
             return f"the replication queue is full ({self.replication_queue_limit})"
         limit = self.limits.per_type.get(command.type)
         if limit is not None and sum(c.type is command.type for c in waiting) >= limit:
             return f"{limit} {command.type.name} commands are already queued"
         return ""
+
+    def _queue_full(self, command: SCMCommand, waiting: Sequence[SCMCommand]) -> bool:
+        """A LOW priority replicate finds the queue full at the limit; NORMAL work counts only NORMAL
+        work against it: SCM, which does not see the LOW replicates (`queue_report`), sends repairs to a
+        datanode whose queue the balancer filled, and they must not be dropped (up to twice the limit
+        wait then). Ozone's ReplicationSupervisor counts both (a dropped repair waits its SCM deadline)."""
+        limit = self.replication_queue_limit
+        if is_low_priority_replication(command):
+            return len(waiting) >= limit
+        return sum(1 for c in waiting if not is_low_priority_replication(c)) >= limit
 
     def refusal_at_start(self, command: SCMCommand, now_epoch_ms: int) -> str:
         """Why a queued command is not run when a worker takes it ("" to run it): its deadline passed while

@@ -73,12 +73,17 @@ class BalancerRun:
         balancer = self.cluster.scm.balancer
         spread = UtilizationSpread.of(self.cluster.scm)
         statuses = balancer.iteration_statuses()
+        # the run's finished iterations by SCM's counters (the simulator runs one; SCM keeps only the
+        # latest iterations' statuses), and the one under way
+        done, current = balancer.metrics, [] if balancer.iteration is None else statuses[-1:]
         return {
             "event": "balancer",
             "status": balancer.status.name,
             "iteration": statuses[-1].number if statuses else 0,
-            "movesCompleted": sum(s.moves_completed for s in statuses),
-            "movesFailed": sum(s.moves_failed + s.moves_timed_out for s in statuses),
+            "movesCompleted": done.num_container_moves_completed + sum(s.moves_completed for s in current),
+            "movesFailed": done.num_container_moves_failed
+            + done.num_container_moves_timeout
+            + sum(s.moves_failed + s.moves_timed_out for s in current),
             "utilizationLow": round(spread.low * 100, 2),
             "utilizationAverage": round(spread.average * 100, 2),
             "utilizationHigh": round(spread.high * 100, 2),

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.balancer import IterationResult, IterationStatus
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.states import LifeCycleState, NodeState, ReplicaState
 from pyozone.scm.balancer.move_manager import MoveResult
-from pyozone.sim.balance import UtilizationSpread
+from pyozone.sim.balance import BalancerRun, UtilizationSpread
 from pyozone.sim.cluster import SimCluster
 from pyozone.sim.datanode import SimDatanode
 from pyozone.sim.populate import place_closed_containers
@@ -275,3 +276,15 @@ def test_a_restored_datanode_reports_its_replicas_bytes() -> None:
         restored = SimDatanode.from_dict(saved)
         assert restored.report.storage[0].capacity == TB
         assert restored.report.storage[0].used == node.report.storage[0].used > 0
+
+
+def test_the_simulators_balancer_row_counts_every_iteration() -> None:
+    """R27 D4: SCM keeps only the latest iterations' statuses; the row's totals are SCM's counters."""
+    c = skewed_cluster(datanodes=3, racks=1, containers=30, empty=0)
+    balancer = c.scm.balancer
+    for number in range(1, 61):
+        status = IterationStatus(number, IterationResult.ITERATION_COMPLETED, 60, 4, 3, 1, 0, 1, 1, 2)
+        balancer.history.append(status)
+        balancer.metrics.iteration_ended(status)
+    row = BalancerRun(c, 0, True, lambda: True, 1).row()
+    assert row is not None and (row["iteration"], row["movesCompleted"], row["movesFailed"]) == (60, 180, 60)

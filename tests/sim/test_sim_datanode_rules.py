@@ -44,7 +44,8 @@ def replicate(cid: int, term: int = TERM, deadline: int = NOW + 60_000, low: boo
 
 
 BATCHES: list[list[SCMCommand]] = [
-    # an older term, a passed deadline, then seven: 2 start, 3 wait, 2 find the queue full
+    # an older term, a passed deadline, then seven (every other one LOW): 2 start, 3 wait, then the LOW
+    # one finds the queue full and the NORMAL one fits (NORMAL work counts only NORMAL work)
     [
         replicate(1, term=TERM - 1),
         replicate(2, deadline=NOW - 1),
@@ -122,10 +123,10 @@ def test_sim_and_daemon_take_and_count_the_same_commands() -> None:
     assert sim == daemon
     first, _, third = daemon
     assert first == (
-        [False, False, True, True, True, True, True, False, False],
-        {SCMCommandType.replicateContainerCommand: 5},
+        [False, False, True, True, True, True, True, False, True],
+        {SCMCommandType.replicateContainerCommand: 6},
     )
-    assert third[1] == {SCMCommandType.replicateContainerCommand: 8}  # 3 workers + 5 waiting
+    assert third[1] == {SCMCommandType.replicateContainerCommand: 9}  # 3 workers + 5 NORMAL and 1 LOW waiting
 
 
 def test_sim_and_dispatcher_call_a_container_full_on_the_same_write(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ over-replication for the Replication Manager.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -87,6 +88,23 @@ class MoveDataNodePair:
     target: DatanodeID
 
 
+_NOT_COUNTED = frozenset({ReplicaState.UNHEALTHY, ReplicaState.INVALID, ReplicaState.DELETED})
+"""Replica states no copy counts in (a QUASI_CLOSED replica closing meanwhile still counts)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """A datanode holding the container when a move started: whether its replica counted then, and
+    whether the datanode was in service then. The move fails once either stops holding (an UNHEALTHY
+    replica, a decommission begun: the Replication Manager must copy that replica now); a copy on a
+    datanode in (or entering) maintenance still counts toward the maintenance minimum and the move
+    goes on (the source's own delete then fails DELETION_FAIL_NODE_NOT_IN_SERVICE)."""
+
+    datanode: DatanodeID
+    counted: bool
+    in_service: bool
+
+
 @dataclass(frozen=True, slots=True)
 class MoveOperation:
     """One move under way: `start_ms` (wall) when its replicate was sent; `deleting` once its delete was."""
@@ -94,9 +112,9 @@ class MoveOperation:
     pair: MoveDataNodePair
     replica_index: int
     start_ms: int
-    holders: frozenset[tuple[DatanodeID, ReplicaState]]
-    """The datanodes holding the container when the move started, with their replicas' states: the
-    copies its success relies on, as they were then."""
+    holders: frozenset[Holder]
+    """The copies the container had when the move started, as they were then: what its success relies
+    on."""
     deleting: bool = False
 
 
@@ -121,8 +139,8 @@ class MoveManager:
         self.move_timeout_ms = 65 * 60_000
         self.replication_timeout_ms = 50 * 60_000
         self.pending: dict[ContainerID, MoveOperation] = {}
-        self._check_from = 0
-        """Where in `pending` the next tick's check starts."""
+        self._to_check: deque[ContainerID] = deque()
+        """The replicating moves in the order `check` looks at them: from the left, back to the right."""
         self.listener: MoveListener | None = None
         replication.pending_ops.subscribe(self._op_done)
 
@@ -168,14 +186,20 @@ class MoveManager:
             return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
         now = self._clock.wall_ms()
         index = holders[source].replica_index
+        self._to_check.append(container_id)
         self.pending[container_id] = MoveOperation(
-            MoveDataNodePair(source, target), index, now, frozenset((r.datanode, r.state) for r in replicas)
+            MoveDataNodePair(source, target), index, now, frozenset(self._holder(r) for r in replicas)
         )
         self._rm.sender.send_low_priority_replication(
             container, source, target, index, now + self.replication_timeout_ms
         )
         log.debug("Moving container %d from %s to %s", container_id, source, target)
         return None
+
+    def _holder(self, replica: ContainerReplica) -> Holder:
+        info = self._nodes.get(replica.datanode)
+        in_service = info is not None and info.status.is_in_service()
+        return Holder(replica.datanode, replica.state not in _NOT_COUNTED, in_service)
 
     # ------------------------------------------------------------------ progress
     def _op_done(self, op: PendingOp, container_id: ContainerID, timed_out: bool) -> None:
@@ -240,19 +264,18 @@ class MoveManager:
         moves an operator's limits start (30,000 at 2,000 datanodes with `-d 100` and no size limits:
         100 ms a tick when all were looked at), and a move that can no longer complete ends within
         len(pending) / CHECK_STEP ticks, seconds, where its pending ADD would hide the container's
-        state from the Replication Manager for the replication timeout."""
-        ids = list(self.pending)
-        if len(ids) > CHECK_STEP:
-            start = self._check_from % len(ids)
-            ids = (ids[start:] + ids[:start])[:CHECK_STEP]
-            self._check_from = start + CHECK_STEP
+        state from the Replication Manager for the replication timeout. A queue, not an index into
+        `pending`: moves ending ahead of the others never make it skip any."""
         ended: list[ContainerID] = []
-        for container_id in ids:
+        for _ in range(min(CHECK_STEP, len(self._to_check))):
+            container_id = self._to_check.popleft()
             move = self.pending.get(container_id)
-            if move is None or move.deleting:
+            if move is None or move.deleting:  # ended, or past replicating: nothing more to look at
                 continue
             failure = self._cannot_complete(container_id, move)
-            if failure is not None:
+            if failure is None:
+                self._to_check.append(container_id)
+            else:
                 self._complete(container_id, failure)
                 ended.append(container_id)
         if ended:
@@ -260,8 +283,8 @@ class MoveManager:
 
     def _cannot_complete(self, container_id: ContainerID, move: MoveOperation) -> MoveResult | None:
         """Why a replicating move can no longer complete, or None while it can: the copies it started
-        from must still be there as they were (a replica turned UNHEALTHY, or a holder decommissioned,
-        no longer counts, and the move's pending ADD would hide that from the Replication Manager)."""
+        from must still hold (a replica gone or turned UNHEALTHY, or a holder being decommissioned, no
+        longer counts, and the move's pending ADD would hide that from the Replication Manager)."""
         container = self._containers.find(container_id)
         if container is None or container.state is not LifeCycleState.CLOSED:
             return MoveResult.REPLICATION_FAIL_CONTAINER_NOT_CLOSED
@@ -273,13 +296,14 @@ class MoveManager:
         held = {r.datanode: r.state for r in self._containers.replicas(container_id)}
         if move.pair.source not in held:
             return MoveResult.REPLICATION_FAIL_NOT_EXIST_IN_SOURCE
-        for dn, state in move.holders:
-            if held.get(dn) is not state:
+        for holder in move.holders:
+            state = held.get(holder.datanode)
+            if state is None or (holder.counted and state in _NOT_COUNTED):
                 return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
-            info = self._nodes.get(dn)
+            info = self._nodes.get(holder.datanode)
             if info is None or info.status.health is not NodeState.HEALTHY:
                 return MoveResult.REPLICATION_FAIL_NODE_UNHEALTHY
-            if not info.status.is_in_service():
+            if holder.in_service and info.status.is_decommission():
                 return MoveResult.REPLICATION_FAIL_NODE_NOT_IN_SERVICE
         return None
 
@@ -295,6 +319,7 @@ class MoveManager:
         replicating moves withdrawn."""
         for container_id in list(self.pending):
             self.cancel(container_id)
+        self._to_check.clear()
 
     def _withdraw(self, container_id: ContainerID, move: MoveOperation) -> None:
         if not move.deleting:

@@ -197,3 +197,24 @@ async def test_the_queue_report_to_scm_leaves_low_priority_replicates_out() -> N
     assert queue.queue_report() == {T.replicateContainerCommand: 1}
     gate.set()
     await wait_for_async(lambda: sum(queue.counts().values()) == 0)
+
+
+@async_test
+async def test_a_queue_full_of_low_priority_replicates_still_takes_normal_work() -> None:
+    """R27 D2: SCM does not see LOW replicates (the queue report leaves them out) and sends repairs to a
+    datanode the balancer filled: NORMAL work counts only NORMAL work against the queue's limit."""
+    log: list[tuple[str, int]] = []
+    gate = asyncio.Event()
+    queue = _queue({T.replicateContainerCommand: Recorder(log, gate)}, streams=1, queue_limit=3)
+    low = ReplicationCommandPriority.LOW
+    for i in range(1, 5):  # one runs, three wait: the queue is full for LOW work
+        assert queue.submit(_cmd(T.replicateContainerCommand, i, priority=low))
+    await wait_for_async(lambda: len(log) == 1)
+    assert not queue.submit(_cmd(T.replicateContainerCommand, 5, priority=low))
+    for i in range(6, 9):
+        assert queue.submit(_cmd(T.replicateContainerCommand, i))
+    assert not queue.submit(_cmd(T.replicateContainerCommand, 9))  # three NORMAL ones wait now
+    gate.set()
+    await wait_for_async(lambda: sum(queue.counts().values()) == 0)
+    started = [i for edge, i in log if edge == "start"]
+    assert started == [1, 6, 7, 8, 2, 3, 4]  # NORMAL before LOW

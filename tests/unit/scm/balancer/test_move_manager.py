@@ -220,6 +220,30 @@ def test_move_that_cannot_complete_withdraws_its_add_and_the_rm_checks_at_once(
         assert h.rm.container_health(cid) is ContainerHealthState.UNDER_REPLICATED
 
 
+def test_a_copy_in_maintenance_or_closing_meanwhile_does_not_end_a_move() -> None:
+    """R27 D1: what the move relies on is what counted when it started: a copy already on a datanode in
+    maintenance stays counted, a QUASI_CLOSED copy the RM closes meanwhile counts all along, and a copy
+    whose datanode enters maintenance mid-move still counts toward the maintenance minimum."""
+    h = BalancerHarness(datanodes=7)
+    in_maintenance, closing = h.container(h.dns[0:3]), h.container(h.dns[0:3])
+    entering = h.container([h.dns[0], h.dns[2], h.dns[5]])
+    h.add_replica(closing, h.dns[2], "QUASI_CLOSED")
+    h.set_op_state(h.dns[1], NodeOperationalState.ENTERING_MAINTENANCE)
+    h.set_op_state(h.dns[1], NodeOperationalState.IN_MAINTENANCE)
+    assert h.rm.container_health(in_maintenance) is ContainerHealthState.HEALTHY
+    assert h.rm.container_health(closing) is ContainerHealthState.HEALTHY
+    assert h.moves.move(in_maintenance, h.dns[0], h.dns[3]) is None
+    assert h.moves.move(closing, h.dns[0], h.dns[4]) is None
+    assert h.moves.move(entering, h.dns[0], h.dns[6]) is None
+    h.add_replica(closing, h.dns[2], "CLOSED")
+    h.set_op_state(h.dns[5], NodeOperationalState.ENTERING_MAINTENANCE)
+    h.moves.check()
+    assert h.results == []
+    h.report_copy(in_maintenance, h.dns[3])
+    h.report_copy(closing, h.dns[4])
+    assert sorted(d.container_id for _, d in h.deletes()) == sorted([in_maintenance, closing])
+
+
 def test_check_looks_at_a_bounded_number_of_moves_a_tick(
     h: BalancerHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -235,6 +259,25 @@ def test_check_looks_at_a_bounded_number_of_moves_a_tick(
         ended.append(len(h.results))
     assert ended == [2, 4, 5]
     assert sorted(cid for cid, _ in h.results) == sorted(cids)
+
+
+def test_moves_ending_between_checks_make_none_wait_longer(
+    h: BalancerHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R27 D3: with moves ending ahead of the others between ticks, each move is still looked at within
+    len(pending) / CHECK_STEP ticks (an index into `pending` skipped as many as had ended)."""
+    monkeypatch.setattr(move_manager, "CHECK_STEP", 2)
+    cids = [h.container(h.dns[0:3]) for _ in range(6)]
+    for cid in cids:
+        assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    looked: list[int] = []
+    monkeypatch.setattr(h.moves, "_cannot_complete", lambda cid, move: looked.append(cid))
+    h.moves.check()  # the first two
+    for ended in cids[:2]:
+        h.moves.cancel(ended)  # two moves end ahead of the rest
+    h.moves.check()
+    h.moves.check()
+    assert looked == cids  # 3 ticks for 6 moves, none skipped
 
 
 def test_cancel_and_clear_withdraw_the_adds_of_replicating_moves(h: BalancerHarness) -> None:
