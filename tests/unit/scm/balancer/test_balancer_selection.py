@@ -176,8 +176,9 @@ def test_size_leaving_source_limits_an_iteration() -> None:
     assert {pair.source for pair in it.container_to_pair.values()} == {d[0]}
 
 
-def test_datanodes_involved_limit() -> None:
-    """Two sources, two targets, a limit of 2 datanodes: one source and one target are all it uses."""
+def two_sources_two_targets() -> BalancerHarness:
+    """Ten datanodes at 40 % but dn0 and dn1 at 80 % (each with three containers to give) and dn8 and
+    dn9 empty."""
     h = BalancerHarness(10)
     d = h.dns
     for i in range(10):
@@ -189,6 +190,12 @@ def test_datanodes_involved_limit() -> None:
     for _ in range(3):
         h.container([d[0], d[2], d[3]])
         h.container([d[1], d[2], d[3]])
+    return h
+
+
+def test_datanodes_involved_limit() -> None:
+    """Two sources, two targets, a limit of 2 datanodes: one source and one target are all it uses."""
+    h = two_sources_two_targets()
     it = iteration(h, **{"datanodes.involved.max.percentage.per.iteration": "20"})
     it.select()
     assert it.datanodes_involved == 2
@@ -198,17 +205,7 @@ def test_datanodes_involved_limit() -> None:
 def test_one_datanode_below_the_involved_limit_only_chosen_targets_take_more() -> None:
     """Ozone's adaptWhenNearingIterationLimits: at the limit less one, the targets are those already
     chosen, so a limit of 3 takes a second source to the first target, never a second target."""
-    h = BalancerHarness(10)
-    d = h.dns
-    for i in range(10):
-        h.set_used(i, 40)
-    h.set_used(0, 80)
-    h.set_used(1, 80)
-    h.set_used(8, 0)
-    h.set_used(9, 0)
-    for _ in range(3):
-        h.container([d[0], d[2], d[3]])
-        h.container([d[1], d[2], d[3]])
+    h = two_sources_two_targets()
     it = iteration(h, **{"datanodes.involved.max.percentage.per.iteration": "30"})
     it.select()
     pairs = it.container_to_pair.values()
