@@ -139,6 +139,10 @@ class AsyncOzoneClient:
     async def set_bucket_owner(self, volume: str, bucket: str, owner: str) -> BucketInfo:
         return await self.om.set_bucket_property(volume, bucket, owner=owner)
 
+    async def set_bucket_metadata(self, volume: str, bucket: str, metadata: Mapping[str, str]) -> BucketInfo:
+        """Sets entries of the bucket's metadata; an empty value removes its entry."""
+        return await self.om.set_bucket_property(volume, bucket, metadata=metadata)
+
     async def set_bucket_quota(
         self, volume: str, bucket: str, space_bytes: int = 0, namespace: int = 0
     ) -> BucketInfo:

@@ -375,10 +375,18 @@ class OmClient:
         return await self._call("infoBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def set_bucket_property(
-        self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
+        self,
+        volume: str,
+        bucket: str,
+        owner: str = "",
+        quota_bytes: int = 0,
+        quota_namespace: int = 0,
+        metadata: Mapping[str, str] | None = None,
     ) -> BucketInfo:
-        """As set_volume_property."""
-        request = wire.set_bucket_property_request(volume, bucket, owner, quota_bytes, quota_namespace)
+        """As set_volume_property; `metadata`: entries to set, an empty value removing its entry."""
+        request = wire.set_bucket_property_request(
+            volume, bucket, owner, quota_bytes, quota_namespace, metadata
+        )
         return await self._call("setBucketProperty", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:

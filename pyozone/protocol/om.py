@@ -157,7 +157,7 @@ def bucket_info_from_proto(p: om_pb.BucketInfo) -> BucketInfo:
     return BucketInfo(
         p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
         message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
-        p.quotaInBytes, p.quotaInNamespace,
+        p.quotaInBytes, p.quotaInNamespace, dict(p.metadata),
     )  # fmt: skip
 
 
@@ -258,11 +258,17 @@ def info_bucket_request(volume: str, bucket: str) -> om_pb.InfoBucketRequest:
 
 
 def set_bucket_property_request(
-    volume: str, bucket: str, owner: str, quota_bytes: int, quota_namespace: int
+    volume: str,
+    bucket: str,
+    owner: str,
+    quota_bytes: int,
+    quota_namespace: int,
+    metadata: Mapping[str, str] | None = None,
 ) -> om_pb.SetBucketPropertyRequest:
+    """`metadata`: entries to set, an empty value removing its entry."""
     args = om_pb.BucketArgs(
         volumeName=volume, bucketName=bucket, ownerName=owner, quotaInBytes=quota_bytes,
-        quotaInNamespace=quota_namespace,
+        quotaInNamespace=quota_namespace, metadata=metadata,
     )  # fmt: skip
     return om_pb.SetBucketPropertyRequest(bucketArgs=args)
 

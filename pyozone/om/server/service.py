@@ -535,15 +535,15 @@ class OzoneManagerService:
         args = request.bucketArgs
         caller = self.access.caller(context)
 
-        def check() -> None:  # as setVolumeProperty
+        def check() -> None:  # as setVolumeProperty; WRITE for metadata, as for a quota
             if args.ownerName:
                 self.access.bucket(caller, ACLType.WRITE_ACL, args.volumeName, args.bucketName)
-            if args.quotaInBytes or args.quotaInNamespace or not args.ownerName:
+            if args.quotaInBytes or args.quotaInNamespace or args.metadata or not args.ownerName:
                 self.access.bucket(caller, ACLType.WRITE, args.volumeName, args.bucketName)
 
         record = await self._run(
             self.properties.set_bucket, args.volumeName, args.bucketName, args.ownerName, args.quotaInBytes,
-            args.quotaInNamespace, check=check,
+            args.quotaInNamespace, dict(args.metadata), check=check,
         )  # fmt: skip
         return wire.bucket_answer("setBucketProperty", record)
 
