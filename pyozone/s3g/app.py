@@ -1,7 +1,9 @@
 """The gateway's aiohttp application: one route takes every request, names its bucket, key and S3
 operation, authenticates it, runs the operation's handler as the access id's user (OM's ACLs apply to it)
 and turns any refusal into S3's XML error. With metrics, one middleware observes every request
-(metrics.py); the operation is recorded on the request as soon as it is named."""
+(metrics.py); the operation is recorded on the request as soon as it is named. An OPTIONS preflight is
+answered before, and without, authentication; a request with an Origin gets its bucket's CORS headers on
+whatever answer it gets (bucket_cors.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
-from pyozone.s3g import acls, buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g import acls, bucket_cors, buckets, listing, multipart, objects, routing, xml
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -39,6 +41,9 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
     Operation.GET_BUCKET_ACL: acls.get_bucket_acl,
     Operation.PUT_BUCKET_ACL: acls.put_bucket_acl,
+    Operation.GET_BUCKET_CORS: bucket_cors.get_bucket_cors,
+    Operation.PUT_BUCKET_CORS: bucket_cors.put_bucket_cors,
+    Operation.DELETE_BUCKET_CORS: bucket_cors.delete_bucket_cors,
     Operation.LIST_OBJECTS: listing.list_objects,
     Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
@@ -63,6 +68,8 @@ HANDLERS: dict[Operation, Handler] = {
 }
 
 GATEWAY = web.AppKey("gateway", Gateway)
+CORS_HEADERS = web.RequestKey("s3_cors_headers", dict[str, str])
+"""The CORS headers of the request's answer, added as it is sent (streamed or not: _add_cors_headers)."""
 MAX_KEY_BYTES = 1024
 
 
@@ -71,7 +78,12 @@ def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.A
     app = web.Application(client_max_size=xml.MAX_XML_BODY, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.router.add_route("*", "/{tail:.*}", serve, expect_handler=_expect)
+    app.on_response_prepare.append(_add_cors_headers)
     return app
+
+
+async def _add_cors_headers(http: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(http.get(CORS_HEADERS, {}))
 
 
 async def _expect(http: web.Request) -> None:
@@ -89,8 +101,14 @@ def new_request_id() -> str:
 async def serve(http: web.Request) -> web.StreamResponse:
     gateway = http.app[GATEWAY]
     request_id = new_request_id()
+    where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     try:
-        response = await _run(gateway, http, request_id)
+        if http.method == "OPTIONS":
+            http[OPERATION] = Operation.OPTIONS_OBJECT
+            response = await bucket_cors.preflight(gateway, http, where)
+        else:
+            http[CORS_HEADERS] = await bucket_cors.answer_headers(gateway, http, where)
+            response = await _run(gateway, http, where, request_id)
     except S3Error as e:
         response = error_response(e, http.method, http.path, request_id)
     except NotModified as e:
@@ -123,10 +141,11 @@ def _prepared(http: web.Request) -> bool:
     )
 
 
-async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
+async def _run(
+    gateway: Gateway, http: web.Request, where: routing.Target, request_id: str
+) -> web.StreamResponse:
     """Authenticates before it answers anything about the request (an operation not served, a key too
     long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket."""
-    where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     unserved: S3Error | None = None
     try:
         operation: Operation | None = routing.operation(http.method, where, http.headers)

@@ -13,8 +13,15 @@ class S3ErrorCode(Enum):
     """(HTTP status, default message) per code; the member name is the code on the wire."""
 
     AccessDenied = (403, "Access Denied")
+    AccessForbidden = (  # a preflight no CORS rule allows: the wire's words, spelling included
+        403,
+        "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, "
+        "request method / Access-Control-Request-Method or Access-Control-Request-Headers are not "
+        "whitelisted by the resource's CORS spec.",
+    )
     AuthorizationHeaderMalformed = (400, "The authorization header is malformed.")
     AuthorizationQueryParametersError = (400, "The query-string authentication parameters are malformed.")
+    BadRequest = (400, "Insufficient information. Origin request header needed.")  # a preflight's
     BadDigest = (400, "The Content-MD5 or checksum you specified did not match what we received.")
     BucketAlreadyExists = (409, "The requested bucket name is not available.")
     BucketNotEmpty = (409, "The bucket you tried to delete is not empty.")
@@ -46,6 +53,7 @@ class S3ErrorCode(Enum):
     MissingContentLength = (411, "You must provide the Content-Length HTTP header.")
     MissingSecurityHeader = (400, "Your request is missing a required header.")
     NoSuchBucket = (404, "The specified bucket does not exist")
+    NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchKey = (404, "The specified key does not exist.")
     NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")

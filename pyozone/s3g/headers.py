@@ -121,6 +121,18 @@ headers they are (`with_query_headers`), so checked the same. Any other x-amz-* 
 the gateway does not read there: refused."""
 
 
+BODY_DIGESTS = ("Content-MD5", "x-amz-sdk-checksum-algorithm", *BY_HEADER)
+"""What Amazon requires of a body where it requires a digest (DeleteObjects, PutBucketCors): its
+Content-MD5 or a checksum of it (in a header, or named by x-amz-sdk-checksum-algorithm for a trailer); the
+payload checks verify whichever came."""
+
+
+def require_body_digest(headers: Mapping[str, str]) -> None:
+    if not any(name in headers for name in BODY_DIGESTS):
+        message = "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
+        raise S3Error(S3ErrorCode.InvalidRequest, message)
+
+
 def with_query_headers(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> CIMultiDictProxy[str]:
     """The request's headers and the QUERY_HEADERS its query carries (one named twice is then refused as a
     repeated single-valued header)."""

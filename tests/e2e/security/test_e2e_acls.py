@@ -324,3 +324,30 @@ def test_a_certificate_names_its_holder_to_om(users: Users, tmp_path: Path) -> N
 
     kerberos = users.run("alice", "sh", "key", "cat", "/vol/data/secret", user_name="hdfs/nn1@EXAMPLE.COM")
     assert (kerberos.code, kerberos.out) == (0, "alice's data"), kerberos
+
+
+def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
+    """Issue 33: a bucket's CORS configuration is read and changed by its owner alone (Amazon's default),
+    whatever Ozone ACLs grant others; OM keeps it with the bucket (`bucket info` shows it in its metadata).
+    The gateway acts for the owner, whom OM's checks of READ and WRITE on the bucket pass."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="site")
+    rules = {"CORSRules": [{"AllowedOrigins": ["https://site.example"], "AllowedMethods": ["GET"]}]}
+    alice.put_bucket_cors(Bucket="site", CORSConfiguration=rules)
+    assert alice.get_bucket_cors(Bucket="site")["CORSRules"] == rules["CORSRules"]
+    assert "s3.cors" in users.ok("alice", "bucket", "info", "/s3v/site").json()["metadata"]
+    for attempt in (
+        lambda: bob.get_bucket_cors(Bucket="site"),
+        lambda: bob.put_bucket_cors(Bucket="site", CORSConfiguration=rules),
+        lambda: bob.delete_bucket_cors(Bucket="site"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:a", "/s3v/site")  # an Ozone ACL is not S3's grant
+    with pytest.raises(ClientError) as error:
+        bob.delete_bucket_cors(Bucket="site")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.delete_bucket_cors(Bucket="site")
+    assert "s3.cors" not in users.ok("alice", "bucket", "info", "/s3v/site").json()["metadata"]

@@ -72,6 +72,12 @@ def test_query_keeps_blank_subresources() -> None:
         ("PUT", "/b/k?acl", {}, Operation.PUT_OBJECT_ACL),
         ("DELETE", "/b/k?versionId=null", {}, Operation.DELETE_OBJECT),
         ("GET", "/b/k?versionId=null", {}, Operation.GET_OBJECT),
+        ("GET", "/b?cors", {}, Operation.GET_BUCKET_CORS),
+        ("PUT", "/b?cors", {}, Operation.PUT_BUCKET_CORS),
+        ("DELETE", "/b?cors", {}, Operation.DELETE_BUCKET_CORS),
+        ("OPTIONS", "/b/k", {}, Operation.OPTIONS_OBJECT),
+        ("OPTIONS", "/b?policy", {}, Operation.OPTIONS_OBJECT),  # the preflight of what it names
+        ("OPTIONS", "/", {}, Operation.OPTIONS_OBJECT),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -88,6 +94,8 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
     ],
 )
 def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:
