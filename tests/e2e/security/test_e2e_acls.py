@@ -14,8 +14,10 @@ command is the real CLI, acting as the user it names.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import io
 import os
+import ssl
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +103,27 @@ class Users:
             config=config,
             verify=verify,
         )
+
+    def preflight(self, path: str, origin: str, method: str) -> tuple[int, dict[str, str]]:
+        """An OPTIONS preflight to the S3 gateway, unsigned as a browser sends it (on a secure cluster over
+        https, with alice's certificate for the transport)."""
+        port = self.cluster.port("s3g", "http")
+        connection: http.client.HTTPConnection = http.client.HTTPConnection(HOST, port, timeout=30)
+        if self.secure:
+            site = read_site_xml(self.conf_dir("alice") / SITE_FILE)
+            cert, key, ca = (site[k] for k in CLIENT_KEYS)
+            context = ssl.create_default_context(cafile=ca)
+            context.load_cert_chain(cert, key)
+            connection = http.client.HTTPSConnection(HOST, port, timeout=30, context=context)
+        try:
+            connection.request(
+                "OPTIONS", path, headers={"Origin": origin, "Access-Control-Request-Method": method}
+            )
+            response = connection.getresponse()
+            response.read()
+            return response.status, dict(response.getheaders())
+        finally:
+            connection.close()
 
     def sh(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
         return self.run(user, "sh", *args, stdin=stdin)
@@ -337,6 +360,9 @@ def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
     alice.put_bucket_cors(Bucket="site", CORSConfiguration=rules)
     assert alice.get_bucket_cors(Bucket="site")["CORSRules"] == rules["CORSRules"]
     assert "s3.cors" in users.ok("alice", "bucket", "info", "/s3v/site").json()["metadata"]
+    status, headers = users.preflight("/site/page", "https://site.example", "GET")  # read by the gateway
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == "https://site.example"
+    assert users.preflight("/site/page", "https://other.example", "GET")[0] == 403
     for attempt in (
         lambda: bob.get_bucket_cors(Bucket="site"),
         lambda: bob.put_bucket_cors(Bucket="site", CORSConfiguration=rules),

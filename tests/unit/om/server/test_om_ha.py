@@ -21,12 +21,21 @@ from pyozone.client.config import ClientConfig
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
-from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, volume_key
+from pyozone.om.metadata import (
+    BUCKET_TABLE,
+    KEY_TABLE,
+    META_TABLE,
+    VOLUME_TABLE,
+    bucket_key,
+    key_key,
+    volume_key,
+)
 from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.protocol.raft import message_to_proto
@@ -488,5 +497,36 @@ def test_a_failed_look_at_the_role_does_not_end_the_om_s_step_ups(
                 "an OM that took over with no call",
             )
             assert looks["n"] > 3
+
+    run(scenario())
+
+
+def test_a_bucket_s_metadata_reaches_every_om(tmp_path: Path) -> None:
+    """Issue 33: the S3 gateway's CORS configuration, a bucket metadata entry, is replicated as every
+    bucket change is, its removal too."""
+
+    async def with_metadata(svc: Service, expected: dict[str, str]) -> None:
+        def everywhere() -> bool:
+            for daemon in svc.daemons.values():
+                stored = daemon.store.get(BUCKET_TABLE, bucket_key("vol", "bkt"))  # type: ignore[union-attr]
+                if stored is None or dict(om_records.decode_bucket(stored).metadata) != expected:
+                    return False
+            return True
+
+        await wait_for_async(everywhere, 20, f"metadata {expected} on every OM")
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                info = await client.set_bucket_property("vol", "bkt", metadata={"s3.cors": "<x/>"})
+                assert info.metadata == {"s3.cors": "<x/>"}
+                await with_metadata(svc, {"s3.cors": "<x/>"})
+                await client.set_bucket_property("vol", "bkt", metadata={"s3.cors": ""})
+                await with_metadata(svc, {})
+            finally:
+                await client.close()
 
     run(scenario())
