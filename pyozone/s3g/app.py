@@ -3,7 +3,8 @@ operation, authenticates it, runs the operation's handler as the access id's use
 and turns any refusal into S3's XML error. With metrics, one middleware observes every request
 (metrics.py); the operation is recorded on the request as soon as it is named. An OPTIONS preflight is
 answered before, and without, authentication; a request with an Origin gets its bucket's CORS headers on
-whatever answer it gets (bucket_cors.py)."""
+whatever answer it gets (bucket_cors.py). A browser's form upload (POST Object) is authenticated by its
+form (post_object.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
-from pyozone.s3g import acls, bucket_cors, buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g import acls, bucket_cors, buckets, listing, multipart, objects, post_object, routing, xml
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -154,6 +155,8 @@ async def _run(
         operation, unserved = None, e
     headers = with_query_headers(http.headers, http.query)
     try:
+        if operation is Operation.POST_OBJECT:  # authenticated by its form, which its body carries
+            return await post_object.post_object(gateway, http, where, request_id)
         access_key, payload = await authenticate(
             gateway, http, headers, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )

@@ -34,20 +34,31 @@ class S3ErrorCode(Enum):
     EntityTooSmall = (400, "Your proposed upload is smaller than the minimum allowed object size.")
     ExpiredToken = (400, "The provided token has expired.")
     IncompleteBody = (400, "You did not provide the number of bytes specified by the Content-Length.")
+    IncorrectNumberOfFilesInPostRequest = (400, "POST requires exactly one file upload per request.")
     InternalError = (500, "We encountered an internal error. Please try again.")
     InvalidAccessKeyId = (403, "The AWS access key Id you provided does not exist in our records.")
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
+    InvalidPolicyDocument = (
+        400,
+        "The content of the form does not meet the conditions specified in the policy document.",
+    )
     InvalidPart = (400, "One or more of the specified parts could not be found.")
     InvalidPartOrder = (400, "The list of parts was not in ascending order.")
     InvalidRange = (416, "The requested range is not satisfiable")
     InvalidRequest = (400, "Invalid Request")
     InvalidStorageClass = (400, "The storage class you specified is not valid.")
     InvalidTag = (400, "The tag provided was not a valid tag.")
+    InvalidToken = (400, "The provided token is malformed or otherwise invalid.")
     KeyTooLongError = (400, "Your key is too long.")
     MalformedXML = (400, "The XML you provided was not well-formed or did not validate against our schema.")
+    MalformedPOSTRequest = (400, "The body of your POST request is not well-formed multipart/form-data.")
     MaxMessageLengthExceeded = (400, "Your request was too big.")
+    MaxPostPreDataLengthExceededError = (
+        400,
+        "Your POST request fields preceding the upload file were too large.",
+    )
     MetadataTooLarge = (400, "Your metadata headers exceed the maximum allowed metadata size.")
     MethodNotAllowed = (405, "The specified method is not allowed against this resource.")
     MissingContentLength = (411, "You must provide the Content-Length HTTP header.")

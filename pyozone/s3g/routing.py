@@ -32,6 +32,8 @@ class Operation(Enum):
     LIST_MULTIPART_UPLOADS = "ListMultipartUploads"
     DELETE_OBJECTS = "DeleteObjects"
     PUT_OBJECT = "PutObject"
+    POST_OBJECT = "PostObject"
+    """A browser's form upload to a bucket (post_object.py): authenticated by the form, not a header."""
     COPY_OBJECT = "CopyObject"
     GET_OBJECT = "GetObject"
     HEAD_OBJECT = "HeadObject"
@@ -144,6 +146,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.DELETE_BUCKET
     if method == "POST" and "delete" in q:
         return Operation.DELETE_OBJECTS
+    if method == "POST" and not _subresources(q):
+        return Operation.POST_OBJECT
     if method in ("PUT", "DELETE"):
         raise S3Error(S3ErrorCode.NotImplemented, f"{method} with {', '.join(sorted(q))} is not implemented.")
     raise S3Error(S3ErrorCode.MethodNotAllowed)

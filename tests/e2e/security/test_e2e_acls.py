@@ -105,8 +105,17 @@ class Users:
         )
 
     def preflight(self, path: str, origin: str, method: str) -> tuple[int, dict[str, str]]:
-        """An OPTIONS preflight to the S3 gateway, unsigned as a browser sends it (on a secure cluster over
-        https, with alice's certificate for the transport)."""
+        """An OPTIONS preflight to the S3 gateway, unsigned as a browser sends it."""
+        status, headers, _ = self.http(
+            "OPTIONS", path, {"Origin": origin, "Access-Control-Request-Method": method}
+        )
+        return status, headers
+
+    def http(
+        self, method: str, path: str, headers: dict[str, str], body: bytes = b""
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A request to the S3 gateway as a browser sends it, unsigned (on a secure cluster over https, with
+        alice's certificate for the transport)."""
         port = self.cluster.port("s3g", "http")
         connection: http.client.HTTPConnection = http.client.HTTPConnection(HOST, port, timeout=30)
         if self.secure:
@@ -116,12 +125,9 @@ class Users:
             context.load_cert_chain(cert, key)
             connection = http.client.HTTPSConnection(HOST, port, timeout=30, context=context)
         try:
-            connection.request(
-                "OPTIONS", path, headers={"Origin": origin, "Access-Control-Request-Method": method}
-            )
+            connection.request(method, path, body or None, headers=headers)
             response = connection.getresponse()
-            response.read()
-            return response.status, dict(response.getheaders())
+            return response.status, dict(response.getheaders()), response.read()
         finally:
             connection.close()
 
@@ -377,3 +383,38 @@ def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
     assert error.value.response["Error"]["Code"] == "AccessDenied"
     alice.delete_bucket_cors(Bucket="site")
     assert "s3.cors" not in users.ok("alice", "bucket", "info", "/s3v/site").json()["metadata"]
+
+
+def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:
+    """Issue 33: a browser's form upload (POST Object) is written as its policy's signer, so OM's ACLs
+    decide it as they decide that user's PUT: bob's signed form to alice's bucket is AccessDenied until an
+    Ozone ACL lets bob write there."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="inbox")
+
+    def post(client, key: str) -> tuple[int, bytes]:  # type: ignore[no-untyped-def]
+        fields = client.generate_presigned_post("inbox", key)["fields"]
+        boundary = "form-boundary-0"
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+            for name, value in fields.items()
+        ]
+        body = (
+            "".join(parts).encode()
+            + (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\n'
+                f"{key}'s data\r\n--{boundary}--\r\n"
+            ).encode()
+        )
+        content_type = f"multipart/form-data; boundary={boundary}"
+        status, _, answer = users.http("POST", "/inbox", {"Content-Type": content_type}, body)
+        return status, answer
+
+    assert post(alice, "from-alice")[0] == 204
+    assert alice.get_object(Bucket="inbox", Key="from-alice")["Body"].read() == b"from-alice's data"
+    status, answer = post(bob, "from-bob")
+    assert status == 403 and b"<Code>AccessDenied</Code>" in answer, answer
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:rwlc", "/s3v/inbox")
+    assert post(bob, "from-bob")[0] == 204
+    assert alice.get_object(Bucket="inbox", Key="from-bob")["Body"].read() == b"from-bob's data"

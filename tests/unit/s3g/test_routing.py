@@ -50,6 +50,8 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?prefix=a", {}, Operation.LIST_OBJECTS),
         ("GET", "/b?uploads", {}, Operation.LIST_MULTIPART_UPLOADS),
         ("POST", "/b?delete", {}, Operation.DELETE_OBJECTS),
+        ("POST", "/b", {}, Operation.POST_OBJECT),  # a browser form upload
+        ("POST", "/b/", {}, Operation.POST_OBJECT),
         ("PUT", "/b/k", {}, Operation.PUT_OBJECT),
         ("PUT", "/b/k", {"x-amz-copy-source": "/b/src"}, Operation.COPY_OBJECT),
         ("PUT", "/b/k?partNumber=1&uploadId=u", {}, Operation.UPLOAD_PART),

@@ -1,0 +1,209 @@
+"""A `multipart/form-data` body (RFC 7578) as a browser's POST Object sends it, parsed as it streams: sans-IO,
+fed the body in any pieces, it gives the fields before the file whole and the file as data events, never
+holding more of the file than one piece and the boundary's length.
+
+Amazon reads the fields up to the part named `file` and ignores every part after it; so does this parser
+(their bytes are skipped, not kept). The fields' bytes are bounded (MaxPostPreDataLengthExceededError).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from email.message import Message
+from enum import Enum, auto
+
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+
+FILE_FIELD = "file"
+MAX_PART_HEAD = 8192
+"""The most bytes of one part's headers (Content-Disposition and Content-Type are all a form part has)."""
+_CRLF = b"\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileStart:
+    filename: str
+    content_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileData:
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FileEnd:
+    pass
+
+
+Event = Field | FileStart | FileData | FileEnd
+
+
+class _State(Enum):
+    PREAMBLE = auto()
+    AFTER_DELIMITER = auto()
+    HEAD = auto()
+    BODY = auto()
+    DONE = auto()
+
+
+def form_boundary(content_type: str | None) -> bytes:
+    """The boundary of a `multipart/form-data` Content-Type; any other type is Amazon's 412."""
+    message = Message()
+    message["content-type"] = content_type or ""
+    boundary = message.get_param("boundary")
+    if message.get_content_type() != "multipart/form-data" or not isinstance(boundary, str) or not boundary:
+        raise S3Error(
+            S3ErrorCode.PreconditionFailed,
+            Condition="Bucket POST must be of the enclosure-type multipart/form-data",
+        )
+    return boundary.encode("latin-1", "replace")
+
+
+def malformed(detail: str) -> S3Error:
+    return S3Error(
+        S3ErrorCode.MalformedPOSTRequest,
+        f"The body of your POST request is not well-formed multipart/form-data. ({detail})",
+    )
+
+
+class FormDataParser:
+    """Feed it the body; `finish` once it ended. Events come in the form's order."""
+
+    def __init__(self, boundary: bytes, max_field_bytes: int) -> None:
+        self._delimiter = b"--" + boundary
+        self._separator = _CRLF + self._delimiter  # what ends a part's body
+        self._max_field_bytes = max_field_bytes
+        self._field_bytes = 0
+        self._buffer = bytearray()
+        self._state = _State.PREAMBLE
+        self._part: str | None = None  # the current part's field name; FILE_FIELD for the file
+        self._value = bytearray()
+        self._file_seen = False
+        self._skipping = False  # a part after the file: Amazon ignores it
+
+    @property
+    def done(self) -> bool:
+        return self._state is _State.DONE
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
+        if self._state is _State.DONE:
+            return []  # the epilogue, which RFC 2046 says to ignore
+        self._buffer += data
+        events: list[Event] = []
+        while self._step(events):
+            pass
+        return events
+
+    def finish(self) -> None:
+        if self._state is not _State.DONE:
+            raise malformed("the body ended before its closing boundary")
+
+    def _step(self, events: list[Event]) -> bool:
+        """One transition if the buffer holds enough for it; False: more bytes are needed."""
+        buffer = self._buffer
+        if self._state is _State.PREAMBLE:
+            at = buffer.find(self._delimiter)
+            if at < 0:
+                del buffer[: max(0, len(buffer) - len(self._delimiter))]
+                return False
+            if at > 0 and buffer[at - 2 : at] != _CRLF:
+                raise malformed("the first boundary does not begin a line")
+            del buffer[: at + len(self._delimiter)]
+            self._state = _State.AFTER_DELIMITER
+            return True
+        if self._state is _State.AFTER_DELIMITER:
+            stripped = buffer.lstrip(b" \t")  # RFC 2046's transport padding
+            if len(stripped) < 2:
+                return False
+            if stripped[:2] == b"--":
+                self._state = _State.DONE
+                buffer.clear()
+                return False
+            if stripped[:2] != _CRLF:
+                raise malformed("a boundary is not followed by a line end")
+            del buffer[: len(buffer) - len(stripped) + 2]
+            self._state = _State.HEAD
+            return True
+        if self._state is _State.HEAD:
+            end = 0 if buffer[:2] == _CRLF else buffer.find(_CRLF + _CRLF)
+            if end < 0:
+                if len(buffer) > MAX_PART_HEAD:
+                    raise malformed("a part's headers are too long")
+                return False
+            head = bytes(buffer[:end])
+            del buffer[: end + (2 if end == 0 else 4)]
+            self._begin_part(head, events)
+            self._state = _State.BODY
+            return True
+        if self._state is _State.BODY:
+            at = buffer.find(self._separator)
+            if at < 0:
+                keep = len(self._separator) - 1
+                if len(buffer) > keep:
+                    self._part_data(bytes(buffer[: len(buffer) - keep]), events)
+                    del buffer[: len(buffer) - keep]
+                return False
+            if at:
+                self._part_data(bytes(buffer[:at]), events)
+            del buffer[: at + len(self._separator)]
+            self._end_part(events)
+            self._state = _State.AFTER_DELIMITER
+            return True
+        return False
+
+    def _begin_part(self, head: bytes, events: list[Event]) -> None:
+        headers = Message()
+        for line in head.decode("utf-8", "surrogateescape").split("\r\n"):
+            name, colon, value = line.partition(":")
+            if not colon:
+                raise malformed(f"the part header line {line!r} is not name: value")
+            headers[name.strip()] = value.strip()
+        if headers.get_content_disposition() != "form-data":
+            raise malformed("a part is not Content-Disposition: form-data")
+        name = headers.get_param("name", header="content-disposition")
+        if not isinstance(name, str) or not name:
+            raise malformed("a part has no name")
+        self._skipping = self._file_seen
+        if self._skipping:
+            return
+        if name.lower() == FILE_FIELD:
+            self._file_seen = True
+            self._part = FILE_FIELD
+            content_type = headers.get("content-type")
+            events.append(
+                FileStart(headers.get_filename() or "", str(content_type) if content_type else None)
+            )
+            return
+        self._part = name
+        self._value.clear()
+
+    def _part_data(self, data: bytes, events: list[Event]) -> None:
+        if self._skipping:
+            return
+        if self._part == FILE_FIELD:
+            events.append(FileData(data))
+            return
+        self._field_bytes += len(data)
+        if self._field_bytes > self._max_field_bytes:
+            raise S3Error(S3ErrorCode.MaxPostPreDataLengthExceededError)
+        self._value += data
+
+    def _end_part(self, events: list[Event]) -> None:
+        if self._skipping:
+            return
+        if self._part == FILE_FIELD:
+            events.append(FileEnd())
+            return
+        assert self._part is not None
+        try:
+            value = self._value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise malformed(f"the field {self._part} is not UTF-8") from None
+        events.append(Field(self._part, value))

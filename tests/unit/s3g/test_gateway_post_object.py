@@ -1,0 +1,271 @@
+"""POST Object through the gateway over a real OM (no datanodes: the files are empty), with forms built as
+boto3's generate_presigned_post builds them (issue 33, item 3): the answers (204, 200, 201's PostResponse,
+303 redirects), `${filename}`, metadata and tags, and every refusal decided before a byte is stored, with
+Amazon's codes (AccessDenied "Invalid according to Policy: ...", SignatureDoesNotMatch, InvalidAccessKeyId,
+EntityTooSmall, InvalidArgument, MalformedPOSTRequest, IncorrectNumberOfFilesInPostRequest, ...)."""
+
+from __future__ import annotations
+
+import http.client
+import uuid
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from tests.unit.s3g.gateway_thread import GatewayOnThread
+
+BUCKET = "forms"
+NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
+EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
+
+
+@pytest.fixture(scope="module")
+def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
+    client = gateway.boto3(signature_version="s3v4")  # generate_presigned_post's SigV4 form
+    client.create_bucket(Bucket=BUCKET)
+    return client
+
+
+def encode(
+    fields: list[tuple[str, str]], file: tuple[str, bytes] | None = (("a.txt", b""))
+) -> tuple[bytes, str]:
+    """A multipart/form-data body as a browser sends it: the fields in order, then the file."""
+    boundary = uuid.uuid4().hex
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        for name, value in fields
+    ]
+    if file is not None:
+        filename, data = file
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n".encode()
+            + data
+            + b"\r\n"
+        )
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def post(
+    gateway: GatewayOnThread,
+    fields: list[tuple[str, str]],
+    file: tuple[str, bytes] | None = ("a.txt", b""),
+    path: str = f"/{BUCKET}",
+    content_type: str | None = None,
+) -> tuple[int, dict[str, str], str]:
+    body, form_type = encode(fields, file)
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.gateway.port, timeout=20)
+    try:
+        connection.request("POST", path, body, {"Content-Type": content_type or form_type})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read().decode()
+    finally:
+        connection.close()
+
+
+def presigned(
+    s3: Any,
+    key: str,
+    fields: dict[str, str] | None = None,
+    conditions: list[Any] | None = None,
+    expires: int = 300,
+) -> list[tuple[str, str]]:
+    form = s3.generate_presigned_post(BUCKET, key, Fields=fields, Conditions=conditions, ExpiresIn=expires)
+    return list(form["fields"].items())
+
+
+def error(body: str) -> tuple[str, str]:
+    root = ET.fromstring(body)
+    return root.findtext("Code") or "", root.findtext("Message") or ""
+
+
+def test_a_boto3_form_stores_the_file_and_answers_204(gateway: GatewayOnThread, s3: Any) -> None:
+    status, headers, body = post(gateway, presigned(s3, "plain.txt"))
+    assert status == 204, body
+    assert headers["ETag"] == f'"{EMPTY_MD5}"'
+    assert headers["Location"].endswith(f"/{BUCKET}/plain.txt")
+    assert s3.head_object(Bucket=BUCKET, Key="plain.txt")["ETag"] == f'"{EMPTY_MD5}"'
+
+
+def test_filename_metadata_and_tags_come_from_the_form(gateway: GatewayOnThread, s3: Any) -> None:
+    tagging = "<Tagging><TagSet><Tag><Key>team</Key><Value>web</Value></Tag></TagSet></Tagging>"
+    fields = {"Content-Type": "text/plain", "x-amz-meta-owner": "ann", "tagging": tagging}
+    conditions: list[Any] = [
+        {"Content-Type": "text/plain"},
+        ["starts-with", "$x-amz-meta-owner", ""],
+        {"tagging": tagging},
+    ]
+    status, _, _ = post(gateway, presigned(s3, "up/${filename}", fields, conditions), ("photo.txt", b""))
+    assert status == 204
+    head = s3.head_object(Bucket=BUCKET, Key="up/photo.txt")
+    assert head["ContentType"] == "text/plain"
+    assert head["Metadata"] == {"owner": "ann"}
+    assert s3.get_object_tagging(Bucket=BUCKET, Key="up/photo.txt")["TagSet"] == [
+        {"Key": "team", "Value": "web"}
+    ]
+
+
+def test_success_action_status_201_answers_the_post_response(gateway: GatewayOnThread, s3: Any) -> None:
+    fields = {"success_action_status": "201"}
+    status, _, body = post(gateway, presigned(s3, "a b.txt", fields, [fields]))
+    assert status == 201
+    root = ET.fromstring(body)
+    assert root.tag == f"{NS}PostResponse"
+    assert root.findtext(f"{NS}Bucket") == BUCKET
+    assert root.findtext(f"{NS}Key") == "a b.txt"
+    assert root.findtext(f"{NS}ETag") == f'"{EMPTY_MD5}"'
+    assert (root.findtext(f"{NS}Location") or "").endswith(f"/{BUCKET}/a%20b.txt")
+
+
+@pytest.mark.parametrize(("asked", "answered"), [("200", 200), ("204", 204), ("404", 204)])
+def test_other_statuses(gateway: GatewayOnThread, s3: Any, asked: str, answered: int) -> None:
+    fields = {"success_action_status": asked}
+    status, _, body = post(gateway, presigned(s3, "status.txt", fields, [fields]))
+    assert (status, body) == (answered, "")
+
+
+def test_success_action_redirect_is_303_with_bucket_key_and_etag(gateway: GatewayOnThread, s3: Any) -> None:
+    fields = {"success_action_redirect": "https://app.example/done?x=1"}
+    status, headers, _ = post(gateway, presigned(s3, "r.txt", fields, [fields]))
+    assert status == 303
+    location = urlsplit(headers["Location"])
+    assert (location.scheme, location.netloc, location.path) == ("https", "app.example", "/done")
+    assert parse_qs(location.query) == {
+        "x": ["1"],
+        "bucket": [BUCKET],
+        "key": ["r.txt"],
+        "etag": [f'"{EMPTY_MD5}"'],
+    }
+
+
+def test_an_invalid_redirect_is_ignored(gateway: GatewayOnThread, s3: Any) -> None:
+    fields = {"success_action_redirect": "not a url"}
+    assert post(gateway, presigned(s3, "r2.txt", fields, [fields]))[0] == 204
+
+
+# ------------------------------------------------------------------ refusals
+def test_a_field_no_condition_names_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    form = [*presigned(s3, "extra.txt"), ("x-amz-meta-sneaky", "1")]
+    status, _, body = post(gateway, form)
+    assert (status, *error(body)) == (
+        403,
+        "AccessDenied",
+        "Invalid according to Policy: Extra input fields: x-amz-meta-sneaky",
+    )
+    form = [*presigned(s3, "ignored.txt"), ("x-ignore-me", "1")]  # x-ignore-* needs none
+    assert post(gateway, form)[0] == 204
+
+
+def test_a_condition_that_fails_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    form = [(k, "other.txt" if k == "key" else v) for k, v in presigned(s3, "named.txt")]
+    status, _, body = post(gateway, form)
+    assert (status, *error(body)) == (
+        403,
+        "AccessDenied",
+        'Invalid according to Policy: Policy Condition failed: ["eq", "$key", "named.txt"]',
+    )
+    form = presigned(s3, "pre/${filename}")
+    status, _, body = post(gateway, [(k, "elsewhere/x" if k == "key" else v) for k, v in form])
+    assert (status, *error(body)) == (
+        403,
+        "AccessDenied",
+        'Invalid according to Policy: Policy Condition failed: ["starts-with", "$key", "pre/"]',
+    )
+
+
+def test_a_form_for_another_bucket_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    s3.create_bucket(Bucket="other")
+    status, _, body = post(gateway, presigned(s3, "k"), path="/other")
+    assert (status, *error(body)) == (
+        403,
+        "AccessDenied",
+        f'Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "{BUCKET}"]',
+    )
+
+
+def test_an_expired_policy_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    status, _, body = post(gateway, presigned(s3, "late.txt", expires=-10))
+    assert (status, *error(body)) == (403, "AccessDenied", "Invalid according to Policy: Policy expired.")
+
+
+def test_a_bad_signature_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    form = [(k, "0" * 64 if k == "x-amz-signature" else v) for k, v in presigned(s3, "sig.txt")]
+    status, _, body = post(gateway, form)
+    assert (status, error(body)[0]) == (403, "SignatureDoesNotMatch")
+    policy = dict(form)["policy"]
+    tampered = [(k, policy[:-4] + "AAAA" if k == "policy" else v) for k, v in presigned(s3, "sig.txt")]
+    assert error(post(gateway, tampered)[2])[0] == "SignatureDoesNotMatch"
+
+
+def test_an_unknown_access_key_is_refused(gateway: GatewayOnThread) -> None:
+    import boto3
+    from botocore.config import Config
+
+    stranger = boto3.client(
+        "s3",
+        endpoint_url=gateway.url,
+        aws_access_key_id="nobody",
+        aws_secret_access_key="x" * 40,
+        region_name="us-east-1",
+        config=Config(signature_version="s3v4"),
+    )
+    form = stranger.generate_presigned_post(BUCKET, "k")["fields"]
+    status, _, body = post(gateway, list(form.items()))
+    assert (status, error(body)[0]) == (403, "InvalidAccessKeyId")
+
+
+def test_a_file_outside_the_length_range_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    status, _, body = post(gateway, presigned(s3, "small.txt", conditions=[["content-length-range", 1, 10]]))
+    assert (status, error(body)[0]) == (400, "EntityTooSmall")
+    assert (
+        error(
+            post(gateway, presigned(s3, "big.txt", conditions=[["content-length-range", 0, 0]]), ("b", b"x"))[
+                2
+            ]
+        )[0]
+        == "EntityTooLarge"
+    )
+    with pytest.raises(Exception, match="404"):
+        s3.head_object(Bucket=BUCKET, Key="small.txt")
+
+
+def test_missing_parts_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    status, _, body = post(gateway, presigned(s3, "nofile.txt"), file=None)
+    assert (status, error(body)[0]) == (400, "IncorrectNumberOfFilesInPostRequest")
+    without_key = [(k, v) for k, v in presigned(s3, "k") if k != "key"]
+    status, _, body = post(gateway, without_key)
+    assert (status, error(body)[0]) == (400, "InvalidArgument")
+    assert "must contain a field named 'key'" in error(body)[1]
+    without_policy = [(k, v) for k, v in presigned(s3, "k") if k != "policy"]
+    assert error(post(gateway, without_policy)[2])[0] == "InvalidArgument"
+
+
+def test_anonymous_sigv2_tokens_and_bad_bodies_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    status, _, body = post(gateway, [("key", "anon.txt")])
+    assert (status, error(body)[0]) == (403, "AccessDenied")
+    status, _, body = post(gateway, [("key", "anon.txt")], path="/no-such-bucket")
+    assert (status, error(body)[0]) == (404, "NoSuchBucket")
+    v2 = [("key", "k"), ("AWSAccessKeyId", "tester"), ("policy", "e30="), ("signature", "x")]
+    assert post(gateway, v2)[0] == 501
+    token = {"x-amz-security-token": "t"}
+    assert error(post(gateway, presigned(s3, "t.txt", token, [token]))[2])[0] == "InvalidToken"
+    status, _, body = post(gateway, presigned(s3, "k"), content_type="text/plain")
+    assert (status, error(body)[0]) == (412, "PreconditionFailed")
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.gateway.port, timeout=20)
+    connection.request(
+        "POST",
+        f"/{BUCKET}",
+        b"--b\r\nnot a header\r\n\r\n--b--\r\n",
+        {"Content-Type": "multipart/form-data; boundary=b"},
+    )
+    response = connection.getresponse()
+    assert (response.status, error(response.read().decode())[0]) == (400, "MalformedPOSTRequest")
+    connection.close()
+
+
+def test_unimplemented_fields_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    for fields in ({"acl": "public-read"}, {"x-amz-server-side-encryption": "AES256"}):
+        assert post(gateway, presigned(s3, "k", fields, [fields]))[0] == 501
