@@ -71,7 +71,6 @@ HANDLERS: dict[Operation, Handler] = {
 GATEWAY = web.AppKey("gateway", Gateway)
 CORS_HEADERS = web.RequestKey("s3_cors_headers", dict[str, str])
 """The CORS headers of the request's answer, added as it is sent (streamed or not: _add_cors_headers)."""
-MAX_KEY_BYTES = 1024
 
 
 def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.Application:
@@ -166,7 +165,11 @@ async def _run(
         raise
     if operation is None:  # routing refused it: answered now that the caller is known
         raise unserved or S3Error(S3ErrorCode.MethodNotAllowed)
-    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
+    if (
+        where.key is not None
+        and len(where.key.encode()) > routing.MAX_KEY_BYTES
+        and operation in routing.WRITES
+    ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where)
     refuse_unimplemented(headers, http.query)

@@ -43,7 +43,7 @@ from pyozone.s3g.headers import (
 )
 from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error
 from pyozone.s3g.request import Gateway, S3Request
-from pyozone.s3g.routing import Operation, Target
+from pyozone.s3g.routing import MAX_KEY_BYTES, Operation, Target
 
 MAX_FIELD_BYTES = 20 * 1024
 """The most bytes of the form's fields (all but the file): Amazon refuses larger with
@@ -77,8 +77,10 @@ async def post_object(
     checked["key"] = key
     policy = post_policy.decode(fields["policy"])
     post_policy.check(policy, checked, where.bucket, datetime.now(UTC))
-    if not key or len(key.encode()) > 1024:
-        raise S3Error(S3ErrorCode.KeyTooLongError) if key else sigv4.missing_form_field("key")
+    if not key:
+        raise sigv4.missing_form_field("key")
+    if len(key.encode()) > MAX_KEY_BYTES:
+        raise S3Error(S3ErrorCode.KeyTooLongError)
     refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()))
     acl = fields.get("acl", PRIVATE)
     if acl != PRIVATE:

@@ -56,6 +56,8 @@ WRITES = frozenset(
      Operation.UPLOAD_PART_COPY, Operation.COMPLETE_MULTIPART_UPLOAD}
 )  # fmt: skip
 """Operations that create an object: where S3 refuses a key name it could never store."""
+MAX_KEY_BYTES = 1024
+"""S3's longest key name, in UTF-8 bytes (KeyTooLongError)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,3 +269,10 @@ def test_anonymous_sigv2_tokens_and_bad_bodies_are_refused(gateway: GatewayOnThr
 def test_unimplemented_fields_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
     for fields in ({"acl": "public-read"}, {"x-amz-server-side-encryption": "AES256"}):
         assert post(gateway, presigned(s3, "k", fields, [fields]))[0] == 501
+
+
+def test_a_key_too_long_and_a_repeated_field_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    status, _, body = post(gateway, presigned(s3, "${filename}"), ("é" * 513, b""))  # 1026 bytes
+    assert (status, error(body)[0]) == (400, "KeyTooLongError")
+    status, _, body = post(gateway, [*presigned(s3, "twice"), ("key", "twice")])
+    assert (status, error(body)[0]) == (400, "InvalidArgument")
