@@ -139,10 +139,6 @@ class AsyncOzoneClient:
     async def set_bucket_owner(self, volume: str, bucket: str, owner: str) -> BucketInfo:
         return await self.om.set_bucket_property(volume, bucket, owner=owner)
 
-    async def set_bucket_metadata(self, volume: str, bucket: str, metadata: Mapping[str, str]) -> BucketInfo:
-        """Sets entries of the bucket's metadata; an empty value removes its entry."""
-        return await self.om.set_bucket_property(volume, bucket, metadata=metadata)
-
     async def set_bucket_quota(
         self, volume: str, bucket: str, space_bytes: int = 0, namespace: int = 0
     ) -> BucketInfo:
@@ -345,6 +341,18 @@ class AsyncOzoneClient:
     async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
+
+    # ------------------------------------------------------------------ S3 bucket CORS
+    async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 CORS configuration (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_cors(volume, bucket, configuration)
+
+    async def get_bucket_cors(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 CORS configuration; None: it has none."""
+        return await self.om.get_bucket_cors(volume, bucket)
+
+    async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_cors(volume, bucket)
 
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(

@@ -59,7 +59,7 @@ def volume_dict(v: VolumeInfo) -> dict:
 def bucket_dict(b: BucketInfo) -> dict:
     """As volume_dict, for a bucket."""
     return {
-        "metadata": dict(b.metadata),
+        "metadata": {},
         "volumeName": b.volume,
         "name": b.name,
         "storageType": "DISK",

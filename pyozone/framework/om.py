@@ -375,18 +375,10 @@ class OmClient:
         return await self._call("infoBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def set_bucket_property(
-        self,
-        volume: str,
-        bucket: str,
-        owner: str = "",
-        quota_bytes: int = 0,
-        quota_namespace: int = 0,
-        metadata: Mapping[str, str] | None = None,
+        self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> BucketInfo:
-        """As set_volume_property; `metadata`: entries to set, an empty value removing its entry."""
-        request = wire.set_bucket_property_request(
-            volume, bucket, owner, quota_bytes, quota_namespace, metadata
-        )
+        """As set_volume_property."""
+        request = wire.set_bucket_property_request(volume, bucket, owner, quota_bytes, quota_namespace)
         return await self._call("setBucketProperty", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def delete_bucket(self, volume: str, bucket: str) -> None:
@@ -478,6 +470,20 @@ class OmClient:
     async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         request = wire.put_object_tagging_request(volume, bucket, key, tags)
         await self._call("putObjectTagging", request, lambda r: None)
+
+    async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 CORS configuration (the document as the S3 client sent it)."""
+        request = wire.put_bucket_cors_request(volume, bucket, configuration)
+        await self._call("putBucketCors", request, lambda r: None)
+
+    async def get_bucket_cors(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 CORS configuration as OM keeps it; None: it has none."""
+        request = wire.get_bucket_cors_request(volume, bucket)
+        return await self._call("getBucketCors", request, wire.bucket_cors_from_proto)
+
+    async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_cors_request(volume, bucket)
+        await self._call("deleteBucketCors", request, lambda r: None)
 
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)

@@ -69,7 +69,6 @@ class BucketRecord:
     quota_bytes: int = 0  # replicated bytes at most; 0: no quota
     quota_namespace: int = 0  # keys at most; 0: no quota
     acls: Acls = ()
-    metadata: Pairs = ()  # Ozone's OmBucketInfo metadata: the S3 gateway's CORS configuration, ...
 
     @property
     def ownership(self) -> Ownership:

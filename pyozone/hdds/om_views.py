@@ -54,7 +54,6 @@ class BucketInfo:
     used_namespace: int  # keys
     quota_in_bytes: int  # replicated bytes at most; 0: no quota
     quota_in_namespace: int  # keys at most; 0: no quota
-    metadata: Mapping[str, str] = field(default_factory=dict)  # the S3 gateway's CORS configuration, ...
 
     @property
     def replication_config(self) -> ReplicationConfig:

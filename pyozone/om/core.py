@@ -37,6 +37,7 @@ from pyozone.om.metadata import (
     META_TABLE,
     MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
+    S3_BUCKET_CORS_TABLE,
     VOLUME_TABLE,
     OMMetadataStore,
     Op,
@@ -273,6 +274,7 @@ class OzoneManager:
             self.commit(
                 [
                     (BUCKET_TABLE, bucket_key(volume, bucket), None),
+                    (S3_BUCKET_CORS_TABLE, bucket_key(volume, bucket), None),
                     (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
                 ]
             )

@@ -17,11 +17,9 @@ MAX_TAG_KEY_CHARS = 128
 MAX_TAG_VALUE_CHARS = 256
 MAX_METADATA_BYTES = 16 * 1024
 """UTF-8 bytes of every metadata name and value together."""
-MAX_BUCKET_METADATA_BYTES = 128 * 1024
-"""A bucket's: S3's CORS configuration alone may be 64 KB (the S3 gateway keeps it there)."""
 
 
-def check_metadata(metadata: Mapping[str, str], limit: int = MAX_METADATA_BYTES) -> None:
+def check_metadata(metadata: Mapping[str, str]) -> None:
     size = 0
     for name, value in metadata.items():
         if not name:
@@ -30,9 +28,10 @@ def check_metadata(metadata: Mapping[str, str], limit: int = MAX_METADATA_BYTES)
             shown = name[:64]
             raise OMException(OMResultCode.INVALID_REQUEST, f"metadata name {shown!r}: a control character")
         size += len(name.encode()) + len(value.encode())
-    if size > limit:
+    if size > MAX_METADATA_BYTES:
         raise OMException(
-            OMResultCode.INVALID_REQUEST, f"metadata of {size} bytes is above the limit of {limit} bytes"
+            OMResultCode.INVALID_REQUEST,
+            f"metadata of {size} bytes is above the limit of {MAX_METADATA_BYTES} bytes",
         )
 
 

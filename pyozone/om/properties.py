@@ -5,15 +5,14 @@ OMVolumeSetQuotaRequest, OMBucketSetPropertyRequest and the Add/Remove/SetAcl re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 
-from pyozone.hdds.om_records import BucketRecord, KeyRecord, VolumeRecord, pairs
+from pyozone.hdds.om_records import BucketRecord, KeyRecord, VolumeRecord
 from pyozone.hdds.security.acl import Acls, ResourceType
 from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_metadata import MAX_BUCKET_METADATA_BYTES, check_metadata
 from pyozone.om.metadata import BUCKET_TABLE, KEY_TABLE, VOLUME_TABLE, bucket_key, key_key, volume_key
 from pyozone.om.quota import updated_quota
 from pyozone.protocol import om_records
@@ -54,24 +53,13 @@ class PropertyManager:
         return record
 
     def set_bucket(
-        self,
-        volume: str,
-        bucket: str,
-        owner: str = "",
-        quota_bytes: int = 0,
-        quota_namespace: int = 0,
-        metadata: Mapping[str, str] | None = None,
+        self, volume: str, bucket: str, owner: str = "", quota_bytes: int = 0, quota_namespace: int = 0
     ) -> BucketRecord:
-        """As set_volume, for a bucket (namespace: its keys); `metadata` sets entries of the bucket's
-        metadata (Ozone's OmBucketInfo metadata, where the S3 gateway keeps a CORS configuration), an empty
-        value removing its entry, within MAX_BUCKET_METADATA_BYTES over all entries."""
-        _check_change(owner, quota_bytes, quota_namespace, metadata)
+        """As set_volume, for a bucket (namespace: its keys)."""
+        _check_change(owner, quota_bytes, quota_namespace)
         om = self.om
         with om.lock:
             record = om.info_bucket(volume, bucket)
-            kept = dict(record.metadata) | dict(metadata or {})
-            kept = {name: value for name, value in kept.items() if value}
-            check_metadata(kept, MAX_BUCKET_METADATA_BYTES)
             record = replace(
                 record,
                 owner=owner or record.owner,
@@ -81,7 +69,6 @@ class PropertyManager:
                 quota_namespace=updated_quota(
                     record.quota_namespace, quota_namespace, record.used_namespace, "bucket namespaceQuota"
                 ),
-                metadata=pairs(kept),
                 modification_ms=om.clock.wall_ms(),
             )
             om.commit(
@@ -143,10 +130,8 @@ class PropertyManager:
         return om.key_record(path.volume, path.bucket, path.key)
 
 
-def _check_change(
-    owner: str, quota_bytes: int, quota_namespace: int, metadata: Mapping[str, str] | None = None
-) -> None:
-    if not (owner or quota_bytes or quota_namespace or metadata):
+def _check_change(owner: str, quota_bytes: int, quota_namespace: int) -> None:
+    if not (owner or quota_bytes or quota_namespace):
         raise OMException(OMResultCode.INVALID_REQUEST, "either an owner or a quota should be set")
     if owner:
         try:

@@ -66,14 +66,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "metadata")
-    class MetadataEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: str
-        value: str
-        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -88,7 +81,6 @@ class BucketInfo(_message.Message):
     QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
     QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
-    METADATA_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -103,8 +95,7 @@ class BucketInfo(_message.Message):
     quotaInBytes: int
     quotaInNamespace: int
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
-    metadata: _containers.ScalarMap[str, str]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState", "token")
@@ -510,6 +501,46 @@ class PutObjectTaggingResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketCorsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketCorsResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketCorsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class S3Secret(_message.Message):
     __slots__ = ("kerberosID", "awsSecret")
     KERBEROSID_FIELD_NUMBER: _ClassVar[int]
@@ -867,27 +898,18 @@ class SetVolumePropertyResponse(_message.Message):
     def __init__(self, volume: _Optional[_Union[VolumeInfo, _Mapping]] = ...) -> None: ...
 
 class BucketArgs(_message.Message):
-    __slots__ = ("volumeName", "bucketName", "metadata", "quotaInBytes", "quotaInNamespace", "ownerName")
-    class MetadataEntry(_message.Message):
-        __slots__ = ("key", "value")
-        KEY_FIELD_NUMBER: _ClassVar[int]
-        VALUE_FIELD_NUMBER: _ClassVar[int]
-        key: str
-        value: str
-        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    __slots__ = ("volumeName", "bucketName", "quotaInBytes", "quotaInNamespace", "ownerName")
     VOLUMENAME_FIELD_NUMBER: _ClassVar[int]
     BUCKETNAME_FIELD_NUMBER: _ClassVar[int]
-    METADATA_FIELD_NUMBER: _ClassVar[int]
     QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
     QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     OWNERNAME_FIELD_NUMBER: _ClassVar[int]
     volumeName: str
     bucketName: str
-    metadata: _containers.ScalarMap[str, str]
     quotaInBytes: int
     quotaInNamespace: int
     ownerName: str
-    def __init__(self, volumeName: _Optional[str] = ..., bucketName: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., ownerName: _Optional[str] = ...) -> None: ...
+    def __init__(self, volumeName: _Optional[str] = ..., bucketName: _Optional[str] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., ownerName: _Optional[str] = ...) -> None: ...
 
 class SetBucketPropertyRequest(_message.Message):
     __slots__ = ("bucketArgs",)

@@ -157,7 +157,7 @@ def bucket_info_from_proto(p: om_pb.BucketInfo) -> BucketInfo:
     return BucketInfo(
         p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
         message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
-        p.quotaInBytes, p.quotaInNamespace, dict(p.metadata),
+        p.quotaInBytes, p.quotaInNamespace,
     )  # fmt: skip
 
 
@@ -258,17 +258,11 @@ def info_bucket_request(volume: str, bucket: str) -> om_pb.InfoBucketRequest:
 
 
 def set_bucket_property_request(
-    volume: str,
-    bucket: str,
-    owner: str,
-    quota_bytes: int,
-    quota_namespace: int,
-    metadata: Mapping[str, str] | None = None,
+    volume: str, bucket: str, owner: str, quota_bytes: int, quota_namespace: int
 ) -> om_pb.SetBucketPropertyRequest:
-    """`metadata`: entries to set, an empty value removing its entry."""
     args = om_pb.BucketArgs(
         volumeName=volume, bucketName=bucket, ownerName=owner, quotaInBytes=quota_bytes,
-        quotaInNamespace=quota_namespace, metadata=metadata,
+        quotaInNamespace=quota_namespace,
     )  # fmt: skip
     return om_pb.SetBucketPropertyRequest(bucketArgs=args)
 
@@ -351,6 +345,23 @@ def put_object_tagging_request(
     volume: str, bucket: str, key: str, tags: Mapping[str, str]
 ) -> om_pb.PutObjectTaggingRequest:
     return om_pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
+
+
+def put_bucket_cors_request(volume: str, bucket: str, configuration: bytes) -> om_pb.PutBucketCorsRequest:
+    return om_pb.PutBucketCorsRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_cors_request(volume: str, bucket: str) -> om_pb.GetBucketCorsRequest:
+    return om_pb.GetBucketCorsRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_cors_request(volume: str, bucket: str) -> om_pb.DeleteBucketCorsRequest:
+    return om_pb.DeleteBucketCorsRequest(volume=volume, bucket=bucket)
+
+
+def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | None:
+    """None: the bucket has no CORS configuration."""
+    return response.configuration or None
 
 
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
@@ -477,6 +488,10 @@ _ANSWERS: dict[str, Callable[..., Any]] = {m.name: GetMessageClass(m.output_type
 def empty_answer(method: str) -> Message:
     """The answer of an rpc that answers nothing but success (deleteVolume, renameKey, ...)."""
     return _ANSWERS[method]()
+
+
+def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsResponse:
+    return om_pb.GetBucketCorsResponse(configuration=configuration or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

@@ -116,7 +116,6 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         quotaInBytes=b.quota_bytes,
         quotaInNamespace=b.quota_namespace,
         acls=acls_to_proto(b.acls),
-        metadata=dict(b.metadata),
         **replication_fields(b.replication),
     )
 
@@ -135,7 +134,6 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.quotaInBytes,
         p.quotaInNamespace,
         acls_from_proto(p.acls, "acls"),
-        pairs(p.metadata),
     )
 
 

@@ -1,19 +1,21 @@
 """A bucket's CORS configuration: PutBucketCors, GetBucketCors and DeleteBucketCors, the OPTIONS preflight
-and the CORS headers of every other answer (the rules themselves: cors.py).
+and the CORS headers of every other answer (the rules themselves: hdds/s3_cors.py and cors.py).
 
-OM keeps the configuration in the bucket's metadata (CORS_METADATA, through setBucketProperty), so it is
-replicated through OM's Raft and survives restarts as every bucket change does. Only the bucket's owner
-reads or changes it (Amazon's default grant of s3:GetBucketCORS and s3:PutBucketCORS), and OM checks the
-user's READ or WRITE on the bucket as for its other properties. A preflight carries no credentials: the
-gateway reads the configuration as itself.
+OM keeps the configuration apart from the bucket's record (putBucketCors, getBucketCors, deleteBucketCors:
+om/bucket_cors.py), checks every document before it keeps one, and lets only the bucket's owner (or an
+administrator) read or change it; the gateway checks ownership too, for a cluster whose OM has no ACLs.
+A preflight carries no credentials: the gateway reads the configuration as itself, through a short cache
+(cors_cache.py).
 """
 
 from __future__ import annotations
 
+import logging
+
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.om_views import BucketInfo
+from pyozone.hdds.s3_cors import CORSConfiguration, CORSError, parse
 from pyozone.s3g import cors
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -22,58 +24,75 @@ from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import Target
 
-CORS_METADATA = "s3.cors"
-"""The bucket metadata entry holding the configuration, as GetBucketCors answers it (cors.document)."""
+log = logging.getLogger(__name__)
 
 
-async def _owned_bucket(s3: S3Request) -> BucketInfo:
-    """The bucket, if the requester owns it; another user's is AccessDenied, as Amazon's default answers."""
+async def _check_owner(s3: S3Request) -> None:
+    """The requester must own the bucket; another user's is AccessDenied, as Amazon's default answers."""
     try:
         bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
     if bucket.owner != s3.user:
         raise S3Error(S3ErrorCode.AccessDenied)
-    return bucket
-
-
-async def _set(s3: S3Request, text: str) -> None:
-    try:
-        await s3.gateway.client.set_bucket_metadata(s3.gateway.volume, s3.bucket, {CORS_METADATA: text})
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
 
 
 async def put_bucket_cors(s3: S3Request) -> web.Response:
-    """Replaces the configuration; its body needs a Content-MD5 or a checksum, as Amazon requires."""
-    await _owned_bucket(s3)
+    """Replaces the configuration; its body needs a Content-MD5 or a checksum, as Amazon requires. The
+    document is checked here (S3's errors) and again by OM, which keeps it."""
+    await _check_owner(s3)
     require_body_digest(s3.headers)
-    document = cors.document(cors.parse(await s3.body.read_all()))
-    if len(document) > cors.MAX_CONFIGURATION_BYTES:  # what the document says, written out
-        raise S3Error(S3ErrorCode.MaxMessageLengthExceeded, "The CORS configuration is above 64 KB.")
-    await _set(s3, document.decode())
+    body = await s3.body.read_all()
+    cors.parse(body)
+    try:
+        await s3.gateway.client.put_bucket_cors(s3.gateway.volume, s3.bucket, body)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    finally:
+        s3.gateway.cors.forget(s3.bucket)
     return web.Response(status=200)
 
 
 async def get_bucket_cors(s3: S3Request) -> web.Response:
-    text = (await _owned_bucket(s3)).metadata.get(CORS_METADATA)
+    await _check_owner(s3)
+    try:
+        text = await s3.gateway.client.get_bucket_cors(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
     if text is None:
         raise S3Error(S3ErrorCode.NoSuchCORSConfiguration, BucketName=s3.bucket)
-    return xml_response(text.encode())
+    return xml_response(text)
 
 
 async def delete_bucket_cors(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had a configuration, as Amazon answers."""
-    await _owned_bucket(s3)
-    await _set(s3, "")
+    await _check_owner(s3)
+    try:
+        await s3.gateway.client.delete_bucket_cors(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    finally:
+        s3.gateway.cors.forget(s3.bucket)
     return web.Response(status=204)
 
 
-async def configuration(gateway: Gateway, bucket: str) -> cors.CORSConfiguration | None:
-    """The bucket's configuration (None: it has none), read as the gateway itself."""
-    info = await gateway.client.bucket_info(gateway.volume, bucket)
-    text = info.metadata.get(CORS_METADATA)
-    return cors.stored(text) if text is not None else None
+async def configuration(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
+    """The bucket's configuration (None: it has none), read as the gateway itself, at most once per
+    cache period. One OM keeps and this gateway cannot read (a newer OM's, say) counts as none: CORS must
+    not break the bucket's other requests."""
+    known, config = gateway.cors.get(bucket)
+    if known:
+        return config
+    text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
+    try:
+        config = parse(text) if text is not None else None
+    except CORSError as e:
+        log.warning(
+            "bucket %s: its CORS configuration is unreadable (%s); answering as if it had none", bucket, e
+        )
+        config = None
+    gateway.cors.put(bucket, config, len(text or b""))
+    return config
 
 
 async def preflight(gateway: Gateway, http: web.Request, where: Target) -> web.Response:

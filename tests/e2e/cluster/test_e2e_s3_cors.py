@@ -108,6 +108,14 @@ def test_bad_configurations_are_refused_with_amazon_s_codes(client) -> None:  # 
     assert put([{"AllowedOrigins": ["http://*.*.example"], "AllowedMethods": ["GET"]}]) == (
         400, "InvalidRequest", 'AllowedOrigin "http://*.*.example" can not have more than one wildcard.'
     )  # fmt: skip
+    assert put([{"AllowedOrigins": ["*"], "AllowedMethods": ["GET"], "ExposeHeaders": ["x-amz-meta-*"]}]) == (
+        400, "InvalidRequest",
+        'ExposeHeader "x-amz-meta-*" contains wildcard. '
+        "We currently do not support wildcard for ExposeHeader.",
+    )  # fmt: skip
+    for bad in ("ETag\r\nSet-Cookie: pwned=1", "ET\nag", "caf\u00e9"):  # echoed as a header: refused
+        refused = put([{"AllowedOrigins": ["*"], "AllowedMethods": ["GET"], "ExposeHeaders": [bad]}])
+        assert refused[:2] == (400, "InvalidRequest"), (bad, refused)
     assert len(client.get_bucket_cors(Bucket=BUCKET)["CORSRules"]) == 100  # nothing refused was kept
 
 

@@ -361,27 +361,3 @@ def test_a_user_lists_only_the_volumes_it_may_read(tmp_path: Path) -> None:
             assert [v.volume for v in reply.volumes] == ["vola"]
 
     run(body())
-
-
-def test_setting_a_bucket_s_metadata_needs_write_on_it(tmp_path: Path) -> None:
-    """Issue 33: the bucket's metadata (the S3 gateway's CORS configuration) changes with WRITE on the
-    bucket, as a quota does; reading it back needs READ, as infoBucket does."""
-
-    async def body() -> None:
-        async with om(tmp_path) as stub:
-            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
-            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
-            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
-            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:r"))
-            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:r"))
-            change = pb.SetBucketPropertyRequest(
-                bucketArgs=pb.BucketArgs(volumeName="vol", bucketName="buck", metadata={"s3.cors": "<x/>"})
-            )
-            details = await denied(bob.setBucketProperty, change)
-            assert details.startswith("PERMISSION_DENIED: User bob doesn't have WRITE permission")
-            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:w"))
-            assert dict((await bob.setBucketProperty(change)).bucket.metadata) == {"s3.cors": "<x/>"}
-            info = await bob.infoBucket(pb.InfoBucketRequest(volume="vol", bucket="buck"))
-            assert dict(info.bucket.metadata) == {"s3.cors": "<x/>"}
-
-    run(body())

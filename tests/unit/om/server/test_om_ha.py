@@ -22,9 +22,9 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.om.metadata import (
-    BUCKET_TABLE,
     KEY_TABLE,
     META_TABLE,
+    S3_BUCKET_CORS_TABLE,
     VOLUME_TABLE,
     bucket_key,
     key_key,
@@ -35,7 +35,6 @@ from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_in
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
-from pyozone.protocol import om_records
 from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.protocol.raft import message_to_proto
@@ -501,19 +500,22 @@ def test_a_failed_look_at_the_role_does_not_end_the_om_s_step_ups(
     run(scenario())
 
 
-def test_a_bucket_s_metadata_reaches_every_om(tmp_path: Path) -> None:
-    """Issue 33: the S3 gateway's CORS configuration, a bucket metadata entry, is replicated as every
-    bucket change is, its removal too."""
+def test_a_bucket_s_cors_configuration_reaches_every_om_and_its_answers_stay_small(tmp_path: Path) -> None:
+    """Issue 33 (review R26 D2): putBucketCors is replicated as every write is, its removal too, and the
+    answers each OM's retry cache keeps for ten minutes are empty, however large the document."""
+    origins = "".join(f"<AllowedOrigin>https://{i}.{'o' * 1000}.example</AllowedOrigin>" for i in range(50))
+    document = "<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod>"
+    document += f"{origins}</CORSRule></CORSConfiguration>"
 
-    async def with_metadata(svc: Service, expected: dict[str, str]) -> None:
-        def everywhere() -> bool:
+    async def everywhere(svc: Service, present: bool) -> None:
+        def kept() -> bool:
             for daemon in svc.daemons.values():
-                stored = daemon.store.get(BUCKET_TABLE, bucket_key("vol", "bkt"))  # type: ignore[union-attr]
-                if stored is None or dict(om_records.decode_bucket(stored).metadata) != expected:
+                found = daemon.store.get(S3_BUCKET_CORS_TABLE, bucket_key("vol", "bkt"))  # type: ignore[union-attr]
+                if (found is not None) != present:
                     return False
             return True
 
-        await wait_for_async(everywhere, 20, f"metadata {expected} on every OM")
+        await wait_for_async(kept, 20, f"the configuration {'on' if present else 'gone from'} every OM")
 
     async def scenario() -> None:
         async with service(tmp_path) as svc:
@@ -521,11 +523,16 @@ def test_a_bucket_s_metadata_reaches_every_om(tmp_path: Path) -> None:
             try:
                 await client.create_volume("vol")
                 await client.create_bucket("vol", "bkt")
-                info = await client.set_bucket_property("vol", "bkt", metadata={"s3.cors": "<x/>"})
-                assert info.metadata == {"s3.cors": "<x/>"}
-                await with_metadata(svc, {"s3.cors": "<x/>"})
-                await client.set_bucket_property("vol", "bkt", metadata={"s3.cors": ""})
-                await with_metadata(svc, {})
+                for _ in range(5):
+                    await client.put_bucket_cors("vol", "bkt", document.encode())
+                await everywhere(svc, True)
+                assert b"https://49." in (await client.get_bucket_cors("vol", "bkt") or b"")
+                for daemon in svc.daemons.values():
+                    cache = daemon.replication.retry_cache  # type: ignore[union-attr]
+                    assert sum(len(answer.response) for _, answer in cache._entries.values()) < 2048
+                await client.delete_bucket_cors("vol", "bkt")
+                await everywhere(svc, False)
+                assert await client.get_bucket_cors("vol", "bkt") is None
             finally:
                 await client.close()
 

@@ -1,0 +1,85 @@
+"""The gateway's short memory of buckets' CORS configurations (review R26 D10) and what it makes of one it
+cannot read (D4): one OM read per bucket and period, whatever the number of requests with an Origin."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.s3_cors import CORSConfiguration, CORSRule
+from pyozone.s3g.bucket_cors import configuration
+from pyozone.s3g.cors_cache import CorsCache
+
+ANY = CORSConfiguration((CORSRule(("GET",), ("*",)),))
+GOOD = (
+    b"<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod>"
+    b"</CORSRule></CORSConfiguration>"
+)
+
+
+def test_an_entry_lives_its_period_and_no_longer() -> None:
+    clock = ManualClock()
+    cache = CorsCache(clock, ttl_ms=3000)
+    assert cache.get("b") == (False, None)
+    cache.put("b", ANY)
+    cache.put("none", None)
+    clock.advance(2999)
+    assert cache.get("b") == (True, ANY)
+    assert cache.get("none") == (True, None)  # "no configuration" is remembered too
+    clock.advance(1)
+    assert cache.get("b") == (False, None)
+
+
+def test_the_oldest_bucket_is_forgotten_first_and_forget_is_at_once() -> None:
+    cache = CorsCache(ManualClock(), max_buckets=2)
+    cache.put("a", ANY)
+    cache.put("b", ANY)
+    cache.put("c", ANY)
+    assert len(cache) == 2 and cache.get("a") == (False, None)
+    cache.forget("b")
+    assert cache.get("b") == (False, None) and cache.get("c") == (True, ANY)
+
+
+class FakeClient:
+    def __init__(self, text: bytes | None) -> None:
+        self.text = text
+        self.reads = 0
+
+    async def get_bucket_cors(self, volume: str, bucket: str) -> bytes | None:
+        self.reads += 1
+        return self.text
+
+
+def gateway(text: bytes | None, clock: ManualClock) -> SimpleNamespace:
+    return SimpleNamespace(client=FakeClient(text), volume="s3v", cors=CorsCache(clock))
+
+
+def test_requests_with_an_origin_cost_one_om_read_per_period() -> None:
+    clock = ManualClock()
+    gw = gateway(GOOD, clock)
+
+    async def reads() -> None:
+        for _ in range(50):
+            assert await configuration(gw, "web") == ANY  # type: ignore[arg-type]
+        clock.advance(3000)
+        await configuration(gw, "web")  # type: ignore[arg-type]
+
+    asyncio.run(reads())
+    assert gw.client.reads == 2
+
+
+def test_the_documents_bytes_are_bounded_too() -> None:
+    cache = CorsCache(ManualClock(), max_bytes=100)
+    cache.put("a", ANY, 60)
+    cache.put("b", ANY, 30)
+    cache.put("a", ANY, 60)  # replaced: counted once
+    assert len(cache) == 2
+    cache.put("c", ANY, 20)
+    assert cache.get("b") == (False, None) and cache.get("a") == (True, ANY) and cache.get("c") == (True, ANY)
+
+
+def test_a_configuration_the_gateway_cannot_read_counts_as_none() -> None:
+    """R26 D4: a document kept by an OM whose checks differ never fails the bucket's requests."""
+    gw = gateway(b"<x/>", ManualClock())
+    assert asyncio.run(configuration(gw, "web")) is None  # type: ignore[arg-type]
