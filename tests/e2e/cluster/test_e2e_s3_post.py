@@ -4,14 +4,17 @@ browser's form is: the fields, then the file): the file read back whole, `${file
 303 answers, an empty file and a 96 MB one streamed (the gateway's peak memory grows by less than half
 of it), the CORS headers of the answer, and each refusal with Amazon's code (an expired policy, a bad
 signature, an unknown access key, a file outside the content-length-range, no file, a field no condition
-names, no policy at all), none of which leaves a key behind."""
+names, no policy at all), none of which leaves a key behind; and anonymous bodies that would have the
+gateway buffer or re-scan what precedes the file (review R28 F1, F2, F10) refused within 20 KB."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import os
-from collections.abc import Iterator
+import select
+import socket
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -133,6 +136,45 @@ def test_a_redirect(s3: S3Endpoint, client: Any) -> None:
         "key": ["r.txt"],
         "etag": [f'"{hashlib.md5(b"r").hexdigest()}"'],
     }
+
+
+def stream_until_answered(s3: S3Endpoint, length: int, pieces: Iterable[bytes]) -> tuple[int, bytes]:
+    """Sends an anonymous POST of `length` bytes piece by piece, stopping once the gateway answers: the
+    bytes of the body sent, and the answer's first bytes."""
+    host, port = (urlsplit(s3.url).hostname or "", urlsplit(s3.url).port or 0)
+    with socket.create_connection((host, port), timeout=60) as sock:
+        sock.sendall(
+            f"POST /{BUCKET} HTTP/1.1\r\nHost: {host}\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+            f"Content-Length: {length}\r\n\r\n".encode()
+        )
+        sent = 0
+        for piece in pieces:
+            if select.select([sock], [], [], 0)[0]:
+                break
+            try:
+                sock.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(piece)
+        return sent, sock.recv(4096)
+
+
+def test_anonymous_padding_and_tiny_parts_are_refused_before_they_are_read(s3: S3Endpoint) -> None:
+    """Review R28 F1: 192 MiB of spaces after a boundary grew the real gateway by 178 MiB before its 400;
+    F10: 16 MiB of empty parts froze it for 29 s. Now both are refused within the 20 KB before the file."""
+    gateway = s3.cluster.state.pids["s3g"]
+    before = peak_rss(gateway)
+    padding = (b" " * MiB for _ in range(192))
+    sent, answer = stream_until_answered(s3, 3 + 192 * MiB + 2, [b"--B", *padding, b"\r\n"])
+    assert sent < 64 * MiB  # answered while the body was still coming
+    assert answer.startswith(b"HTTP/1.1 400") and b"<Code>MalformedPOSTRequest</Code>" in answer, answer
+    tiny = b'\r\nContent-Disposition: form-data; name="x-amz-meta-a"\r\n\r\n\r\n--B'
+    parts = b"--B" + tiny * ((16 * MiB) // len(tiny)) + b"--\r\n"
+    _, answer = stream_until_answered(
+        s3, len(parts), (parts[at : at + MiB] for at in range(0, len(parts), MiB))
+    )
+    assert b"<Code>MaxPostPreDataLengthExceededError</Code>" in answer, answer
+    assert peak_rss(gateway) - before < 48 * MiB  # a body piece and aiohttp's buffers, not 192 MiB
 
 
 def peak_rss(pid: int) -> int:
