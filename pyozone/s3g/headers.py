@@ -5,6 +5,7 @@ Pure functions over header mappings, so each of S3's header rules is one small, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -53,6 +54,9 @@ CANNED_ACL = "x-amz-acl"
 PRIVATE = "private"
 """The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What no header value holds (RFC 9110: field-value is visible characters, SP, HTAB and obs-text)."""
+
 MAX_TAGS = 10
 MAX_TAG_KEY = 128
 MAX_TAG_VALUE = 256
@@ -67,10 +71,7 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
         metadata["Content-Encoding"] = encoding
     user = {k.lower(): v for k, v in headers.items() if k.lower().startswith(USER_METADATA_PREFIX)}
     for name, value in (*metadata.items(), *user.items()):
-        if not _is_utf8(value):
-            raise S3Error(
-                S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
-            )
+        check_header_value(name, value)
     if sum(len(k.encode()) - len(USER_METADATA_PREFIX) + len(v.encode()) for k, v in user.items()) > (
         MAX_USER_METADATA_BYTES
     ):
@@ -81,13 +82,22 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     return metadata
 
 
-def _is_utf8(value: str) -> bool:
-    """aiohttp keeps bytes that are not UTF-8 as surrogates; they cannot be stored or sent back."""
+def check_header_value(name: str, value: str) -> None:
+    """A value kept to be sent back as a header: UTF-8 (aiohttp keeps other bytes as surrogates) and no
+    control character but TAB (RFC 9110's field-value; a CR or LF would end the header, and aiohttp refuses
+    to send any). A header the request carried always passes; a POST form's field may not."""
     try:
         value.encode()
     except UnicodeEncodeError:
-        return False
-    return True
+        raise S3Error(
+            S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
+        ) from None
+    if _CONTROL.search(value):
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            f"The {name} header holds a control character",
+            ArgumentName=name,
+        )
 
 
 OBJECT_LOCK_HEADERS = (

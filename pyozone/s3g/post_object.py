@@ -36,6 +36,7 @@ from pyozone.s3g.headers import (
     ETAG,
     MULTI_VALUED_PREFIX,
     PRIVATE,
+    check_header_value,
     check_tags,
     object_metadata,
     refuse_unimplemented,
@@ -45,9 +46,10 @@ from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import MAX_KEY_BYTES, Operation, Target
 
-MAX_FIELD_BYTES = 20 * 1024
-"""The most bytes of the form's fields (all but the file): Amazon refuses larger with
-MaxPostPreDataLengthExceededError; a policy of a few hundred conditions fits."""
+MAX_PRE_DATA_BYTES = 20 * 1024
+"""The most bytes of the body before the file's data (fields, their headers, boundaries): Amazon refuses
+more with MaxPostPreDataLengthExceededError (MaxPostPreDataLengthBytes 20480); a policy of a hundred
+conditions fits."""
 FILENAME = "${filename}"
 SIGV2_FIELDS = ("awsaccesskeyid", "signature")
 SECURITY_TOKEN = "x-amz-security-token"
@@ -65,14 +67,14 @@ async def post_object(
     boundary = form_boundary(http.headers.get("Content-Type"))
     payload = Payload(None, http.content_length, None, None, None, ())  # the body's length, nothing signed
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
-    events = _events(body, FormDataParser(boundary, MAX_FIELD_BYTES))
+    events = _events(body, FormDataParser(boundary, MAX_PRE_DATA_BYTES))
     fields, file = await _fields(events)
     access_key = await _authenticate(gateway, fields)
     if file is None:
         raise S3Error(S3ErrorCode.IncorrectNumberOfFilesInPostRequest)
     if "key" not in fields:
         raise sigv4.missing_form_field("key")
-    key = fields["key"].replace(FILENAME, file.filename)
+    key = fields["key"].replace(FILENAME, _basename(file.filename))
     checked = {name.lower(): value for name, value in fields.items()}
     checked["key"] = key
     policy = post_policy.decode(fields["policy"])
@@ -82,6 +84,8 @@ async def post_object(
     if len(key.encode()) > MAX_KEY_BYTES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
     refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()))
+    if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
+        check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
     acl = fields.get("acl", PRIVATE)
     if acl != PRIVATE:
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
@@ -92,6 +96,7 @@ async def post_object(
     target = Target(where.bucket, key, where.query)
     s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields)
     length = policy.length or post_policy.LengthRange(0, MAX_PUT_BYTES)
+    length = post_policy.LengthRange(length.low, min(length.high, MAX_PUT_BYTES))  # a policy never lifts it
     with gateway.client.acting_for(s3.user):
         await expected_owners(s3)
         etag = await _store(s3, events, length)
@@ -144,7 +149,12 @@ async def _authenticate(gateway: Gateway, fields: CIMultiDictProxy[str]) -> str:
         raise sigv4.missing_form_field("policy")
     lower = {name.lower(): value for name, value in fields.items() if name.lower() in sigv4.POST_FIELDS}
     signed = sigv4.parse_post(lower)
-    key = await signing_key(gateway, signed)
+    try:
+        key = await signing_key(gateway, signed)
+    except S3Error as e:  # a scope OM derives no key for: the header's code, a form's is InvalidArgument
+        if e.code is not S3ErrorCode.AuthorizationHeaderMalformed:
+            raise
+        raise S3Error(S3ErrorCode.InvalidArgument, e.message, ArgumentName="x-amz-credential") from None
     sigv4.verify_post(signed, key, fields["policy"])
     if SECURITY_TOKEN in fields:  # the gateway issues no temporary credentials: no token is valid
         raise S3Error(S3ErrorCode.InvalidToken, ArgumentName=SECURITY_TOKEN)
@@ -186,6 +196,11 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
     return md5.hexdigest()
+
+
+def _basename(filename: str) -> str:
+    """What `${filename}` stands for: the text after the file name's last / or \\ (Amazon keeps no path)."""
+    return filename[max(filename.rfind("/"), filename.rfind("\\")) + 1 :]
 
 
 def _too_large(size: int, high: int) -> S3Error:

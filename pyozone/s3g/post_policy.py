@@ -93,7 +93,7 @@ def decode(encoded: str) -> PostPolicy:
         raise invalid("Invalid Base64 Encoding.") from None
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json can read
         raise invalid("Invalid JSON.") from None
     if not isinstance(document, dict):
         raise invalid("Invalid JSON.")

@@ -6,14 +6,19 @@ EntityTooSmall, InvalidArgument, MalformedPOSTRequest, IncorrectNumberOfFilesInP
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import http.client
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from pyozone.s3g.auth import sigv4
 from tests.unit.s3g.gateway_thread import GatewayOnThread
 
 BUCKET = "forms"
@@ -57,9 +62,15 @@ def post(
     content_type: str | None = None,
 ) -> tuple[int, dict[str, str], str]:
     body, form_type = encode(fields, file)
+    return send(gateway, body, content_type or form_type, path)
+
+
+def send(
+    gateway: GatewayOnThread, body: bytes, content_type: str, path: str = f"/{BUCKET}"
+) -> tuple[int, dict[str, str], str]:
     connection = http.client.HTTPConnection("127.0.0.1", gateway.gateway.port, timeout=20)
     try:
-        connection.request("POST", path, body, {"Content-Type": content_type or form_type})
+        connection.request("POST", path, body, {"Content-Type": content_type})
         response = connection.getresponse()
         return response.status, dict(response.getheaders()), response.read().decode()
     finally:
@@ -276,3 +287,132 @@ def test_a_key_too_long_and_a_repeated_field_are_refused(gateway: GatewayOnThrea
     assert (status, error(body)[0]) == (400, "KeyTooLongError")
     status, _, body = post(gateway, [*presigned(s3, "twice"), ("key", "twice")])
     assert (status, error(body)[0]) == (400, "InvalidArgument")
+
+
+# ------------------------------------------------------------------ review R28
+def test_filename_is_the_text_after_the_last_slash(gateway: GatewayOnThread, s3: Any) -> None:
+    """Review R28 F3: Amazon keeps only what follows the last / or \\ of the file's name."""
+    form = presigned(s3, "up/${filename}", conditions=[["starts-with", "$key", "up/"]])
+    for filename, key in (("../../escape", "up/escape"), ("C:\\Program Files\\d\\f.txt", "up/f.txt")):
+        assert post(gateway, form, (filename, b""))[0] == 204
+        assert s3.head_object(Bucket=BUCKET, Key=key)["ETag"] == f'"{EMPTY_MD5}"'
+    body, content_type = encode(form, None)
+    rfc2231 = body.replace(
+        b"--\r\n",
+        b"\r\nContent-Disposition: form-data; name=file; filename*=UTF-8''..%2F..%2Frfc2231\r\n\r\n\r\n--"
+        + content_type.split("=")[1].encode()
+        + b"--\r\n",
+    )
+    assert send(gateway, rfc2231, content_type)[0] == 204
+    assert s3.head_object(Bucket=BUCKET, Key="up/rfc2231")["ETag"] == f'"{EMPTY_MD5}"'
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="up/")["Contents"]]
+    assert not [key for key in keys if ".." in key or "\\" in key]
+
+
+def test_a_filename_that_is_not_utf8_is_refused(gateway: GatewayOnThread, s3: Any) -> None:
+    """Review R28 F4: not stored as U+FFFD (two such names would be one key)."""
+    body, content_type = encode(presigned(s3, "up/${filename}"), ("NAME", b""))
+    status, _, answer = send(gateway, body.replace(b"NAME", b"\xff\xfe.txt"), content_type)
+    assert (status, error(answer)[0]) == (400, "MalformedPOSTRequest")
+
+
+def test_the_5_gb_bound_holds_whatever_the_length_range(
+    gateway: GatewayOnThread, s3: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review R28 F5: with the bound lowered to 0 bytes, a 1-byte file stands for one over 5 GB."""
+    from pyozone.s3g import post_object
+
+    monkeypatch.setattr(post_object, "MAX_PUT_BYTES", 0)
+    for conditions in ([], [["content-length-range", 0, 10**12]]):
+        status, _, body = post(gateway, presigned(s3, "cap.txt", conditions=conditions), ("f", b"x"))
+        assert (status, error(body)[0]) == (400, "EntityTooLarge"), conditions
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("x-amz-credential", lambda v: v.replace("/us-east-1/", "/us east/")),
+        ("x-amz-date", lambda v: "20261399" + v[8:]),
+    ],
+)
+def test_a_credential_scope_om_refuses_is_invalid_argument(
+    gateway: GatewayOnThread, s3: Any, field: str, value: Any
+) -> None:
+    """Review R28 F6: a form has no Authorization header to be malformed."""
+    form = presigned(s3, "scope.txt")
+    if field == "x-amz-date":  # the credential's date follows, else parse_post refuses the mismatch
+        date = value(dict(form)["x-amz-date"])[:8]
+        form = [(k, v.replace(v.split("/")[1], date) if k == "x-amz-credential" else v) for k, v in form]
+    status, _, body = post(gateway, [(k, value(v) if k == field else v) for k, v in form])
+    assert (status, error(body)[0]) == (400, "InvalidArgument"), body
+    assert "<ArgumentName>x-amz-credential</ArgumentName>" in body
+
+
+def test_a_deeply_nested_signed_policy_is_invalid(gateway: GatewayOnThread) -> None:
+    """Review R28 F7: json's RecursionError is InvalidPolicyDocument, not a 500."""
+    access_key, secret = gateway.secret("tester")
+    now = datetime.now(UTC)
+    date, stamp = now.strftime("%Y%m%d"), now.strftime("%Y%m%dT%H%M%SZ")
+    policy = base64.b64encode(
+        ('{"expiration":"2099-01-01T00:00:00Z","conditions":[' + "[" * 3000 + "]" * 3000 + "]}").encode()
+    ).decode()
+    signature = hmac.new(sigv4.signing_key(secret, date, "us-east-1", "s3"), policy.encode(), hashlib.sha256)
+    form = [
+        ("key", "deep.txt"),
+        ("x-amz-algorithm", "AWS4-HMAC-SHA256"),
+        ("x-amz-credential", f"{access_key}/{date}/us-east-1/s3/aws4_request"),
+        ("x-amz-date", stamp),
+        ("policy", policy),
+        ("x-amz-signature", signature.hexdigest()),
+    ]
+    status, _, body = post(gateway, form)
+    assert (status, error(body)[0]) == (400, "InvalidPolicyDocument"), body
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "Content-Type",
+        "Content-Disposition",
+        "Cache-Control",
+        "Content-Encoding",
+        "Expires",
+        "x-amz-meta-note",
+        "success_action_redirect",
+    ],
+)
+@pytest.mark.parametrize("control", ["\r\nSet-Cookie: a=b", "\n", "\x00", "\x0b", "\x7f"])
+def test_a_field_a_header_cannot_carry_is_refused(
+    gateway: GatewayOnThread, s3: Any, field: str, control: str
+) -> None:
+    """Review R28 F8, F9: what would be sent back as a header (stored metadata, the redirect's Location)
+    holds no control character but TAB, as no PUT's header can; refused before anything is stored."""
+    key = f"ctl-{uuid.uuid4().hex}"
+    fields = {field: f"https://app.example/a{control}b"}
+    form = presigned(s3, key, fields, [["starts-with", f"${field}", ""]])
+    status, _, body = post(gateway, form)
+    assert (status, error(body)[0]) == (400, "InvalidArgument"), body
+    assert f"<ArgumentName>{field.lower() if field.startswith('x-') else field}</ArgumentName>" in body
+    with pytest.raises(Exception, match="404"):
+        s3.head_object(Bucket=BUCKET, Key=key)
+
+
+def test_a_tab_in_a_stored_field_is_kept(gateway: GatewayOnThread, s3: Any) -> None:
+    fields = {"x-amz-meta-note": "a\tb"}
+    assert post(gateway, presigned(s3, "tab.txt", fields, [fields]))[0] == 204
+    assert s3.head_object(Bucket=BUCKET, Key="tab.txt")["Metadata"] == {"note": "a\tb"}
+
+
+def test_anonymous_bodies_are_refused_within_the_pre_data_bound(gateway: GatewayOnThread) -> None:
+    """Review R28 F1, F2, F10 through the gateway, no credentials: padding after a boundary, parts with
+    8,000-byte names and empty values, tiny empty parts: each refused before the file, within 20 KB."""
+    name = b"x-amz-meta-" + b"a" * 8000
+    long_names = b'\r\nContent-Disposition: form-data; name="' + name + b'"\r\n\r\n\r\n--B'
+    tiny = b'\r\nContent-Disposition: form-data; name="x-amz-meta-a"\r\n\r\n\r\n--B'
+    for body, code in (
+        (b"--B" + b" " * (64 << 10) + b"\r\n", "MalformedPOSTRequest"),
+        (b"--B" + long_names * 30 + b"--\r\n", "MaxPostPreDataLengthExceededError"),
+        (b"--B" + tiny * 1000 + b"--\r\n", "MaxPostPreDataLengthExceededError"),
+    ):
+        status, _, answer = send(gateway, body, "multipart/form-data; boundary=B")
+        assert (status, error(answer)[0]) == (400, code)

@@ -69,6 +69,10 @@ def test_length_ranges_intersect() -> None:
     [
         ("not base64!", "Invalid Policy: Invalid Base64 Encoding."),
         (base64.b64encode(b"{nope").decode(), "Invalid Policy: Invalid JSON."),
+        (  # review R28 F7: deeper than json reads (RecursionError), not a 500
+            base64.b64encode(b'{"conditions": ' + b"[" * 5000 + b"]" * 5000 + b"}").decode(),
+            "Invalid Policy: Invalid JSON.",
+        ),
         (encode({"conditions": []}), "Invalid Policy: Policy missing expiration."),
         (encode({"expiration": LATER}), "Invalid Policy: Policy missing conditions."),
         (
