@@ -1,7 +1,8 @@
 """S3's bucket CORS configuration (PutBucketCors' CORSConfiguration): the document, its checks and how a
 browser's origin, method and requested headers match its rules. Sans-IO and in the kernel because both
 sides read it: OM checks every document before it stores one (om/bucket_cors.py), so nothing it keeps is
-unreadable, and the S3 gateway answers browsers with it (s3g/cors.py).
+unreadable (the 64 KB limit is of the body as sent; the kept form is read without it), and the S3 gateway
+answers browsers with it (s3g/cors.py).
 
 The document (API_CORSConfiguration, API_CORSRule): at most 100 rules, at most 64 KB as sent; each rule has
 at least one AllowedOrigin and one AllowedMethod (GET, PUT, HEAD, POST, DELETE), an origin or allowed header
@@ -9,7 +10,8 @@ holds at most one `*`, an exposed header none, the ID at most 255 characters. Ev
 echoes as a header (origins, header names) is printable ASCII: a CR or LF would end the header. A request is
 answered by the first rule whose origins, methods and, on a preflight, every requested header match it ("How
 does Amazon S3 evaluate the CORS configuration on a bucket?"): origins case-sensitively, header names
-without regard to case; `*` stands for any run of characters, none included.
+without regard to case; `*` stands for any run of characters, none included, matched by the literal pieces
+around it (never a backtracking expression), against an Origin of at most MAX_ORIGIN_CHARS.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ MAX_CONFIGURATION_BYTES = 64 * 1024
 MAX_ID_CHARS = 255
 MAX_AGE_SECONDS = 2**31 - 1
 """MaxAgeSeconds is an xs:int."""
+MAX_ORIGIN_CHARS = 2048
+"""The longest Origin matched: a browser's is a scheme, a host of at most 253 characters and a port; a
+longer one matches no rule, so no request makes the rules cost more than this (R29's N0)."""
 METHODS = frozenset({"GET", "PUT", "HEAD", "POST", "DELETE"})
 
 _RULE_MEMBERS = frozenset(
@@ -46,24 +51,35 @@ class CORSError(Exception):
         self.extra = extra
 
 
+def _wildcard_match(pieces: tuple[str, ...], value: str) -> bool:
+    """`value` against a pattern split at its `*`s: the first piece a prefix, the last a suffix, the others
+    found in order with str.find. Leftmost matching is exact for `*`-only patterns and linear in
+    len(value): no backtracking (R29's N0)."""
+    head, *middle, tail = pieces
+    if len(value) < sum(map(len, pieces)) or not value.startswith(head) or not value.endswith(tail):
+        return False
+    at, end = len(head), len(value) - len(tail)
+    for piece in middle:
+        at = value.find(piece, at, end)
+        if at < 0:
+            return False
+        at += len(piece)
+    return True
+
+
 class _Patterns:
     """A list of `*`-patterns, matched in time independent of its length for exact names, prefixes
-    (`x-amz-*`) and suffixes, and by one compiled expression for the rest (D8 of the review: a preflight
-    must not cost requested x allowed)."""
+    (`x-amz-*`) and suffixes, and piece by piece for the rest, each distinct pattern once (D8 of R26, N0
+    of R29: a preflight must not cost requested x allowed, nor backtrack)."""
 
     __slots__ = ("any", "exact", "prefixes", "rest", "suffixes")
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.any = "*" in patterns
         self.exact = frozenset(p for p in patterns if "*" not in p)
-        self.prefixes = tuple(p[:-1] for p in patterns if p.endswith("*") and p.count("*") == 1)
-        self.suffixes = tuple(p[1:] for p in patterns if p.startswith("*") and p.count("*") == 1)
-        others = [p for p in patterns if "*" in p[1:-1]]
-        self.rest = (
-            re.compile("|".join(re.escape(p).replace(r"\*", ".*") for p in others), re.DOTALL)
-            if others
-            else None
-        )
+        self.prefixes = tuple({p[:-1] for p in patterns if p.endswith("*") and p.count("*") == 1})
+        self.suffixes = tuple({p[1:] for p in patterns if p.startswith("*") and p.count("*") == 1})
+        self.rest = tuple(tuple(p.split("*")) for p in dict.fromkeys(p for p in patterns if "*" in p[1:-1]))
 
     def match(self, value: str) -> bool:
         return (
@@ -71,7 +87,7 @@ class _Patterns:
             or value in self.exact
             or (bool(self.prefixes) and value.startswith(self.prefixes))
             or (bool(self.suffixes) and value.endswith(self.suffixes))
-            or (self.rest is not None and self.rest.fullmatch(value) is not None)
+            or any(_wildcard_match(pieces, value) for pieces in self.rest)
         )
 
 
@@ -111,18 +127,23 @@ class CORSConfiguration:
     def first_match(
         self, origin: str, method: str, requested_headers: tuple[str, ...] = ()
     ) -> CORSRule | None:
+        if len(origin) > MAX_ORIGIN_CHARS:
+            return None
         return next((r for r in self.rules if r.matches(origin, method, requested_headers)), None)
 
 
 # ------------------------------------------------------------------ the document
-def parse(body: bytes) -> CORSConfiguration:
-    """PutBucketCors' body, checked as S3 checks it: above 64 KB, MaxMessageLengthExceeded; a document that
-    does not follow the schema (no rule, a rule without an origin or a method, an unknown element) is
-    MalformedXML; a rule S3 cannot apply is InvalidRequest in Amazon's words."""
-    if len(body) > MAX_CONFIGURATION_BYTES:
+def parse(body: bytes, limit: int | None = MAX_CONFIGURATION_BYTES) -> CORSConfiguration:
+    """PutBucketCors' body, checked as S3 checks it: above `limit` (64 KB), MaxMessageLengthExceeded; a
+    document that does not follow the schema (no rule, a rule without an origin or a method, an unknown
+    element) is MalformedXML; a rule S3 cannot apply is InvalidRequest in Amazon's words.
+
+    `limit` None: a document OM keeps (`document` of an accepted body), whose escapes and declaration may
+    make it longer than the body as sent (R29's N1); its size was checked on the way in."""
+    if limit is not None and len(body) > limit:
         raise CORSError(
             "MaxMessageLengthExceeded",
-            f"The CORS configuration is {len(body)} bytes; at most {MAX_CONFIGURATION_BYTES} are allowed.",
+            f"The CORS configuration is {len(body)} bytes; at most {limit} are allowed.",
         )
     root = _root(body)
     nodes = list(root)
@@ -142,7 +163,7 @@ def parse(body: bytes) -> CORSConfiguration:
 def _root(body: bytes) -> ET.Element:
     try:
         element = ET.fromstring(body)  # expat: no external entities, its amplification guard
-    except ET.ParseError:
+    except (ET.ParseError, LookupError, ValueError):  # also an unknown or multi-byte encoding (R29's N7)
         raise CORSError("MalformedXML") from None
     for node in element.iter():
         if isinstance(node.tag, str) and "}" in node.tag:
@@ -165,7 +186,12 @@ def _rule(node: ET.Element) -> CORSRule:
     max_age = None
     if values["MaxAgeSeconds"]:
         text = values["MaxAgeSeconds"][0]
-        if not text.isascii() or not text.isdigit() or int(text) > MAX_AGE_SECONDS:
+        if (
+            not text.isascii()
+            or not text.isdigit()
+            or len(text.lstrip("0")) > len(str(MAX_AGE_SECONDS))  # before int(): its digit limit (N7)
+            or int(text) > MAX_AGE_SECONDS
+        ):
             raise CORSError("MalformedXML")
         max_age = int(text)
     return CORSRule(

@@ -83,15 +83,16 @@ async def configuration(gateway: Gateway, bucket: str) -> CORSConfiguration | No
     known, config = gateway.cors.get(bucket)
     if known:
         return config
+    generation = gateway.cors.generation
     text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
-    try:
-        config = parse(text) if text is not None else None
+    try:  # no size limit: OM checked the body as sent; what it keeps may be longer (R29's N1)
+        config = parse(text, limit=None) if text is not None else None
     except CORSError as e:
         log.warning(
             "bucket %s: its CORS configuration is unreadable (%s); answering as if it had none", bucket, e
         )
         config = None
-    gateway.cors.put(bucket, config, len(text or b""))
+    gateway.cors.put(bucket, config, len(text or b""), generation)
     return config
 
 

@@ -3,8 +3,9 @@ cross-origin request, and each would otherwise cost OM a getBucketCors before it
 
 Bounded (MAX_BUCKETS, and MAX_BYTES of the documents' text, a parsed one taking a few times that; the
 oldest forgotten first) and short (TTL_MS): a change made through another gateway shows within TTL_MS;
-this gateway's own PutBucketCors and DeleteBucketCors forget the bucket at once. The clock is injected,
-so the expiry is testable without sleeping.
+this gateway's own PutBucketCors, DeleteBucketCors, CreateBucket and DeleteBucket forget the bucket at
+once, and an OM read that began before such a forget is not remembered (`generation`, R29's N5): it may
+hold what the change replaced. The clock is injected, so the expiry is testable without sleeping.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class CorsCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, tuple[int, CORSConfiguration | None, int]] = OrderedDict()
         self._bytes = 0
+        self.generation = 0
+        """Bumped by every forget: a reader passes the value it saw before asking OM to `put`."""
 
     def get(self, bucket: str) -> tuple[bool, CORSConfiguration | None]:
         """(known, configuration): known False when the bucket is not remembered or expired."""
@@ -41,13 +44,18 @@ class CorsCache:
             return False, None
         expires_ms, config, _ = found
         if self.clock.now_ms() >= expires_ms:
-            self.forget(bucket)
+            self._drop(bucket)
             return False, None
         return True, config
 
-    def put(self, bucket: str, config: CORSConfiguration | None, size: int = 0) -> None:
-        """`size`: the bytes of the document `config` was read from."""
-        self.forget(bucket)
+    def put(
+        self, bucket: str, config: CORSConfiguration | None, size: int = 0, generation: int | None = None
+    ) -> None:
+        """`size`: the bytes of the document `config` was read from; `generation`: `self.generation` when
+        the read began; a forget since then means the read may be stale, and it is not remembered."""
+        if generation is not None and generation != self.generation:
+            return
+        self._drop(bucket)
         self._entries[bucket] = (self.clock.now_ms() + self.ttl_ms, config, size)
         self._bytes += size
         while len(self._entries) > self.max_buckets or self._bytes > self.max_bytes:
@@ -55,6 +63,11 @@ class CorsCache:
             self._bytes -= dropped
 
     def forget(self, bucket: str) -> None:
+        """The bucket's configuration changed here, or the bucket went or came: read it from OM next."""
+        self.generation += 1
+        self._drop(bucket)
+
+    def _drop(self, bucket: str) -> None:
         found = self._entries.pop(bucket, None)
         if found is not None:
             self._bytes -= found[2]

@@ -214,6 +214,24 @@ def test_a_preflight_without_origin_or_method_is_400(s3: S3Endpoint) -> None:
     assert status == 400 and b"<Code>BadRequest</Code>" in body
 
 
+def test_a_long_origin_against_many_mid_wildcard_origins_is_answered_at_once(s3: S3Endpoint) -> None:
+    """R29 N0: 279 x `h*` + 200 x `y` + `q` (64 KB) against an 7,901-character Origin held the gateway's
+    loop ~1 s per anonymous request, the owner's GET 6 s behind two such loops."""
+    c = s3.boto3()
+    c.create_bucket(Bucket="wild")
+    pattern = "h*" + "y" * 200 + "q"
+    copies = (65536 - 400) // (len(pattern) + 31)
+    rules = {"CORSRules": [{"AllowedOrigins": [pattern] * copies, "AllowedMethods": ["GET"]}]}
+    c.put_bucket_cors(Bucket="wild", CORSConfiguration=rules)
+    for origin in ("h" + "y" * 2000, "h" + "y" * 7900):
+        started = time.monotonic()
+        for _ in range(5):
+            assert preflight(s3, "/wild/k", origin, "GET")[0] == 403
+            assert raw(s3, "GET", "/wild/k", Origin=origin)[0] == 403  # anonymous
+        assert time.monotonic() - started < 2.0  # 10 requests; ~10 s before
+    assert preflight(s3, "/wild/k", "h" + "y" * 300 + "q", "GET")[0] == 200
+
+
 # ------------------------------------------------------------------ actual requests
 @pytest.mark.usefixtures("client")
 def test_an_actual_request_gets_its_rule_s_headers_errors_included(s3: S3Endpoint) -> None:

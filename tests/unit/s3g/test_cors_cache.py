@@ -83,3 +83,30 @@ def test_a_configuration_the_gateway_cannot_read_counts_as_none() -> None:
     """R26 D4: a document kept by an OM whose checks differ never fails the bucket's requests."""
     gw = gateway(b"<x/>", ManualClock())
     assert asyncio.run(configuration(gw, "web")) is None  # type: ignore[arg-type]
+
+
+def test_a_read_begun_before_this_gateway_s_change_is_not_remembered() -> None:
+    """R29 N5: OM answered with the old rules, this gateway's DeleteBucketCors forgot the bucket, then the
+    answer arrived: it was cached for a whole period."""
+    clock = ManualClock()
+    gw = gateway(GOOD, clock)
+    answered, release = asyncio.Event(), asyncio.Event()
+
+    async def held_read(volume: str, bucket: str) -> bytes | None:
+        text = gw.client.text  # OM's answer, before the change
+        answered.set()
+        await release.wait()
+        return text
+
+    gw.client.get_bucket_cors = held_read
+
+    async def race() -> None:
+        reader = asyncio.create_task(configuration(gw, "web"))  # type: ignore[arg-type]
+        await answered.wait()
+        gw.client.text = None  # this gateway's DeleteBucketCors: OM deletes, then the gateway forgets
+        gw.cors.forget("web")
+        release.set()
+        assert await reader == ANY  # that request answers with what it read
+        assert gw.cors.get("web") == (False, None)  # but the next one asks OM again
+
+    asyncio.run(race())
