@@ -185,15 +185,15 @@ def _rule(node: ET.Element) -> CORSRule:
         raise CORSError("MalformedXML")
     max_age = None
     if values["MaxAgeSeconds"]:
-        text = values["MaxAgeSeconds"][0]
+        digits = values["MaxAgeSeconds"][0].lstrip("0") or "0"
         if (
-            not text.isascii()
-            or not text.isdigit()
-            or len(text.lstrip("0")) > len(str(MAX_AGE_SECONDS))  # before int(): its digit limit (N7)
-            or int(text) > MAX_AGE_SECONDS
+            not digits.isascii()
+            or not digits.isdigit()
+            or len(digits) > len(str(MAX_AGE_SECONDS))  # before int(): its digit limit (R29's N7)
+            or int(digits) > MAX_AGE_SECONDS
         ):
             raise CORSError("MalformedXML")
-        max_age = int(text)
+        max_age = int(digits)
     return CORSRule(
         allowed_methods=tuple(values["AllowedMethod"]),
         allowed_origins=tuple(values["AllowedOrigin"]),

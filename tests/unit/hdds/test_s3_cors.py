@@ -178,6 +178,9 @@ def test_an_encoding_expat_cannot_read_or_an_overlong_integer_is_malformed(body:
     assert refused(body).code == "MalformedXML"
 
 
-def test_max_age_may_have_leading_zeros() -> None:
-    body = RULE_BODY.replace(b"</CORSRule>", b"<MaxAgeSeconds>0000000000003000</MaxAgeSeconds></CORSRule>")
-    assert parse(body).rules[0].max_age_seconds == 3000
+@pytest.mark.parametrize(
+    ("text", "seconds"), [(b"0000000000003000", 3000), (b"0" * 5000 + b"5", 5), (b"000", 0)]
+)
+def test_max_age_may_have_leading_zeros(text: bytes, seconds: int) -> None:
+    body = RULE_BODY.replace(b"</CORSRule>", b"<MaxAgeSeconds>" + text + b"</MaxAgeSeconds></CORSRule>")
+    assert parse(body).rules[0].max_age_seconds == seconds
