@@ -10,6 +10,7 @@ A preflight carries no credentials: the gateway reads the configuration as itsel
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiohttp import web
@@ -83,6 +84,17 @@ async def configuration(gateway: Gateway, bucket: str) -> CORSConfiguration | No
     known, config = gateway.cors.get(bucket)
     if known:
         return config
+    cache = gateway.cors
+    reading = cache.reading.get(bucket)
+    if reading is None:  # the first request since the entry went: it reads, the others wait for it
+        reading = cache.reading[bucket] = asyncio.ensure_future(_read(gateway, bucket))
+        reading.add_done_callback(
+            lambda done: cache.reading.pop(bucket) if cache.reading.get(bucket) is done else None
+        )
+    return await asyncio.shield(reading)  # a waiter's cancellation leaves the read to the others
+
+
+async def _read(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
     generation = gateway.cors.generation
     text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
     try:  # no size limit: OM checked the body as sent; what it keeps may be longer (R29's N1)

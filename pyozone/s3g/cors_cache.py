@@ -5,11 +5,13 @@ Bounded (MAX_BUCKETS, and MAX_BYTES of the documents' text, a parsed one taking 
 oldest forgotten first) and short (TTL_MS): a change made through another gateway shows within TTL_MS;
 this gateway's own PutBucketCors, DeleteBucketCors, CreateBucket and DeleteBucket forget the bucket at
 once, and an OM read that began before such a forget is not remembered (`generation`, R29's N5): it may
-hold what the change replaced. The clock is injected, so the expiry is testable without sleeping.
+hold what the change replaced. Concurrent requests for a bucket not remembered share one OM read
+(`reading`, single flight). The clock is injected, so the expiry is testable without sleeping.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
 from pyozone.hdds.clock import Clock, SystemClock
@@ -36,6 +38,8 @@ class CorsCache:
         self._bytes = 0
         self.generation = 0
         """Bumped by every forget: a reader passes the value it saw before asking OM to `put`."""
+        self.reading: dict[str, asyncio.Future[CORSConfiguration | None]] = {}
+        """The OM read in flight per bucket, which later requests await instead of reading again."""
 
     def get(self, bucket: str) -> tuple[bool, CORSConfiguration | None]:
         """(known, configuration): known False when the bucket is not remembered or expired."""
@@ -65,6 +69,7 @@ class CorsCache:
     def forget(self, bucket: str) -> None:
         """The bucket's configuration changed here, or the bucket went or came: read it from OM next."""
         self.generation += 1
+        self.reading.pop(bucket, None)  # a request from now on reads again
         self._drop(bucket)
 
     def _drop(self, bucket: str) -> None:

@@ -110,3 +110,27 @@ def test_a_read_begun_before_this_gateway_s_change_is_not_remembered() -> None:
         assert gw.cors.get("web") == (False, None)  # but the next one asks OM again
 
     asyncio.run(race())
+
+
+def test_concurrent_requests_for_a_bucket_not_remembered_share_one_om_read() -> None:
+    """R29 N5: on expiry every concurrent request with an Origin asked OM (a ReadIndex round each in HA)."""
+    gw = gateway(GOOD, ManualClock())
+    release = asyncio.Event()
+    read = gw.client.get_bucket_cors
+
+    async def held_read(volume: str, bucket: str) -> bytes | None:
+        await release.wait()
+        return await read(volume, bucket)
+
+    gw.client.get_bucket_cors = held_read
+
+    async def requests() -> None:
+        waiting = [asyncio.create_task(configuration(gw, "web")) for _ in range(50)]  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # each has asked; none has an answer
+        waiting[0].cancel()  # a client gone: the read goes on for the others
+        release.set()
+        answers = await asyncio.gather(*waiting[1:])
+        assert answers == [ANY] * 49
+
+    asyncio.run(requests())
+    assert gw.client.reads == 1 and gw.cors.reading == {}
