@@ -342,6 +342,18 @@ class AsyncOzoneClient:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
 
+    # ------------------------------------------------------------------ S3 bucket CORS
+    async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 CORS configuration (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_cors(volume, bucket, configuration)
+
+    async def get_bucket_cors(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 CORS configuration; None: it has none."""
+        return await self.om.get_bucket_cors(volume, bucket)
+
+    async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_cors(volume, bucket)
+
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self,

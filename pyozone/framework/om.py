@@ -471,6 +471,20 @@ class OmClient:
         request = wire.put_object_tagging_request(volume, bucket, key, tags)
         await self._call("putObjectTagging", request, lambda r: None)
 
+    async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 CORS configuration (the document as the S3 client sent it)."""
+        request = wire.put_bucket_cors_request(volume, bucket, configuration)
+        await self._call("putBucketCors", request, lambda r: None)
+
+    async def get_bucket_cors(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 CORS configuration as OM keeps it; None: it has none."""
+        request = wire.get_bucket_cors_request(volume, bucket)
+        return await self._call("getBucketCors", request, wire.bucket_cors_from_proto)
+
+    async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_cors_request(volume, bucket)
+        await self._call("deleteBucketCors", request, lambda r: None)
+
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)
         return await self._call(

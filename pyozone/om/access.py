@@ -85,6 +85,17 @@ class Access:
         record = None if right is ACLType.CREATE else self.om.info_bucket(volume, bucket).ownership
         self._decide(caller, right, Target(ResourceType.BUCKET, volume, parent.ownership, bucket, record))
 
+    def bucket_owner(self, caller: Caller | None, volume: str, bucket: str, what: str) -> None:
+        """The bucket's owner or an administrator, whatever ACLs grant others: S3's default grant of a
+        bucket's configuration (s3:GetBucketCORS, s3:PutBucketCORS) is its owner's alone."""
+        if caller is None or caller.admin:
+            return
+        if self.om.info_bucket(volume, bucket).owner != caller.user:
+            raise OMException(
+                OMResultCode.PERMISSION_DENIED,
+                f"Only the owner of bucket {volume}/{bucket} may {what}. User: {caller.user}",
+            )
+
     def key(self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str) -> None:
         """The committed key's entries decide with its parents'; a key that does not exist (one to create)
         leaves it to the parents, as Ozone does."""

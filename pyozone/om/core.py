@@ -37,6 +37,7 @@ from pyozone.om.metadata import (
     META_TABLE,
     MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
+    S3_BUCKET_CORS_TABLE,
     VOLUME_TABLE,
     OMMetadataStore,
     Op,
@@ -270,12 +271,15 @@ class OzoneManager:
             parent = replace(
                 parent, used_namespace=max(0, parent.used_namespace - 1), modification_ms=self._now()
             )
-            self.commit(
-                [
-                    (BUCKET_TABLE, bucket_key(volume, bucket), None),
-                    (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
-                ]
-            )
+            ops: list[Op] = [
+                (BUCKET_TABLE, bucket_key(volume, bucket), None),
+                (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
+            ]
+            # its S3 CORS configuration goes with it; only if it has one, so a bucket deletion stays
+            # applicable by an OM that predates s3BucketCorsTable (R29's N6)
+            if self.store.get(S3_BUCKET_CORS_TABLE, bucket_key(volume, bucket)) is not None:
+                ops.append((S3_BUCKET_CORS_TABLE, bucket_key(volume, bucket), None))
+            self.commit(ops)
         log.info("deleted bucket %s/%s", volume, bucket)
 
     def list_buckets(

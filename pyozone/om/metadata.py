@@ -50,6 +50,9 @@ OPEN_KEY_TABLE = "openKeyTable"
 DELETED_TABLE = "deletedTable"
 S3_SECRET_TABLE = "s3SecretTable"
 MULTIPART_INFO_TABLE = "multipartInfoTable"
+S3_BUCKET_CORS_TABLE = "s3BucketCorsTable"
+"""A bucket's S3 CORS configuration by bucket_key (pyozone's: Ozone's gateway keeps none), apart from the
+bucket's record, which every key commit rewrites and every listing answers."""
 META_TABLE = "meta"
 TABLE_NAMES = (
     VOLUME_TABLE,
@@ -59,6 +62,7 @@ TABLE_NAMES = (
     DELETED_TABLE,
     S3_SECRET_TABLE,
     MULTIPART_INFO_TABLE,
+    S3_BUCKET_CORS_TABLE,
     META_TABLE,
 )
 TRANSACTION_INFO = "#TRANSACTIONINFO"

@@ -501,6 +501,46 @@ class PutObjectTaggingResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketCorsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketCorsResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketCorsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketCorsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class S3Secret(_message.Message):
     __slots__ = ("kerberosID", "awsSecret")
     KERBEROSID_FIELD_NUMBER: _ClassVar[int]

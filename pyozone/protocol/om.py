@@ -347,6 +347,23 @@ def put_object_tagging_request(
     return om_pb.PutObjectTaggingRequest(volume=volume, bucket=bucket, key=key, tags=tags)
 
 
+def put_bucket_cors_request(volume: str, bucket: str, configuration: bytes) -> om_pb.PutBucketCorsRequest:
+    return om_pb.PutBucketCorsRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_cors_request(volume: str, bucket: str) -> om_pb.GetBucketCorsRequest:
+    return om_pb.GetBucketCorsRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_cors_request(volume: str, bucket: str) -> om_pb.DeleteBucketCorsRequest:
+    return om_pb.DeleteBucketCorsRequest(volume=volume, bucket=bucket)
+
+
+def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | None:
+    """None: the bucket has no CORS configuration."""
+    return response.configuration or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -471,6 +488,10 @@ _ANSWERS: dict[str, Callable[..., Any]] = {m.name: GetMessageClass(m.output_type
 def empty_answer(method: str) -> Message:
     """The answer of an rpc that answers nothing but success (deleteVolume, renameKey, ...)."""
     return _ANSWERS[method]()
+
+
+def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsResponse:
+    return om_pb.GetBucketCorsResponse(configuration=configuration or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

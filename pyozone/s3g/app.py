@@ -1,7 +1,10 @@
 """The gateway's aiohttp application: one route takes every request, names its bucket, key and S3
 operation, authenticates it, runs the operation's handler as the access id's user (OM's ACLs apply to it)
 and turns any refusal into S3's XML error. With metrics, one middleware observes every request
-(metrics.py); the operation is recorded on the request as soon as it is named."""
+(metrics.py); the operation is recorded on the request as soon as it is named. An OPTIONS preflight is
+answered before, and without, authentication; a request with an Origin gets its bucket's CORS headers on
+whatever answer it gets (bucket_cors.py). A browser's form upload (POST Object) is authenticated by its
+form (post_object.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
-from pyozone.s3g import acls, buckets, listing, multipart, objects, routing, xml
+from pyozone.s3g import acls, bucket_cors, buckets, listing, multipart, objects, post_object, routing, xml
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -39,6 +42,9 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
     Operation.GET_BUCKET_ACL: acls.get_bucket_acl,
     Operation.PUT_BUCKET_ACL: acls.put_bucket_acl,
+    Operation.GET_BUCKET_CORS: bucket_cors.get_bucket_cors,
+    Operation.PUT_BUCKET_CORS: bucket_cors.put_bucket_cors,
+    Operation.DELETE_BUCKET_CORS: bucket_cors.delete_bucket_cors,
     Operation.LIST_OBJECTS: listing.list_objects,
     Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
@@ -63,7 +69,8 @@ HANDLERS: dict[Operation, Handler] = {
 }
 
 GATEWAY = web.AppKey("gateway", Gateway)
-MAX_KEY_BYTES = 1024
+CORS_HEADERS = web.RequestKey("s3_cors_headers", dict[str, str])
+"""The CORS headers of the request's answer, added as it is sent (streamed or not: _add_cors_headers)."""
 
 
 def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.Application:
@@ -71,7 +78,12 @@ def make_app(gateway: Gateway, metrics: S3GatewayMetrics | None = None) -> web.A
     app = web.Application(client_max_size=xml.MAX_XML_BODY, middlewares=middlewares)
     app[GATEWAY] = gateway
     app.router.add_route("*", "/{tail:.*}", serve, expect_handler=_expect)
+    app.on_response_prepare.append(_add_cors_headers)
     return app
+
+
+async def _add_cors_headers(http: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(http.get(CORS_HEADERS, {}))
 
 
 async def _expect(http: web.Request) -> None:
@@ -89,8 +101,14 @@ def new_request_id() -> str:
 async def serve(http: web.Request) -> web.StreamResponse:
     gateway = http.app[GATEWAY]
     request_id = new_request_id()
+    where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     try:
-        response = await _run(gateway, http, request_id)
+        if http.method == "OPTIONS":
+            http[OPERATION] = Operation.OPTIONS_OBJECT
+            response = await bucket_cors.preflight(gateway, http, where)
+        else:
+            http[CORS_HEADERS] = await bucket_cors.answer_headers(gateway, http, where)
+            response = await _run(gateway, http, where, request_id)
     except S3Error as e:
         response = error_response(e, http.method, http.path, request_id)
     except NotModified as e:
@@ -123,10 +141,11 @@ def _prepared(http: web.Request) -> bool:
     )
 
 
-async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.StreamResponse:
+async def _run(
+    gateway: Gateway, http: web.Request, where: routing.Target, request_id: str
+) -> web.StreamResponse:
     """Authenticates before it answers anything about the request (an operation not served, a key too
     long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket."""
-    where = routing.target(http.raw_path, http.host, gateway.settings.domains)
     unserved: S3Error | None = None
     try:
         operation: Operation | None = routing.operation(http.method, where, http.headers)
@@ -135,6 +154,8 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
         operation, unserved = None, e
     headers = with_query_headers(http.headers, http.query)
     try:
+        if operation is Operation.POST_OBJECT:  # authenticated by its form, which its body carries
+            return await post_object.post_object(gateway, http, where, request_id)
         access_key, payload = await authenticate(
             gateway, http, headers, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )
@@ -144,7 +165,11 @@ async def _run(gateway: Gateway, http: web.Request, request_id: str) -> web.Stre
         raise
     if operation is None:  # routing refused it: answered now that the caller is known
         raise unserved or S3Error(S3ErrorCode.MethodNotAllowed)
-    if where.key is not None and len(where.key.encode()) > MAX_KEY_BYTES and operation in routing.WRITES:
+    if (
+        where.key is not None
+        and len(where.key.encode()) > routing.MAX_KEY_BYTES
+        and operation in routing.WRITES
+    ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where)
     refuse_unimplemented(headers, http.query)

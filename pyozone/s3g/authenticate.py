@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from typing import Protocol
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -26,6 +27,19 @@ from pyozone.s3g.request import Gateway
 _CACHE_LIMIT = 10_000
 
 
+class Credential(Protocol):
+    """What names a signing key: a header or presigned request's, or a POST form's (sigv4.PostSignature)."""
+
+    @property
+    def access_key(self) -> str: ...
+    @property
+    def date(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    @property
+    def service(self) -> str: ...
+
+
 class SigningKeys:
     """(access key, date, region, service) -> the signing key OM gave, until it expires here."""
 
@@ -33,7 +47,7 @@ class SigningKeys:
         self._ttl_s = ttl_s
         self._keys: dict[tuple[str, str, str, str], tuple[bytes, float]] = {}
 
-    async def get(self, gateway: Gateway, signed: sigv4.SignedRequest) -> bytes:
+    async def get(self, gateway: Gateway, signed: Credential) -> bytes:
         scope = (signed.access_key, signed.date, signed.region, signed.service)
         now = time.monotonic()
         cached = self._keys.get(scope)
@@ -64,11 +78,7 @@ async def authenticate(
     (CompleteMultipartUpload's, which the handler checks)."""
     raw_path, _, raw_query = http.raw_path.partition("?")
     signed = sigv4.parse(raw_query, http.headers, datetime.now(UTC))
-    try:
-        check_user_name(signed.access_key)
-    except ValueError:  # the id is the user the gateway acts for: one OM gives no secret to
-        raise S3Error(S3ErrorCode.InvalidAccessKeyId) from None
-    key = await gateway.signing_keys.get(gateway, signed)
+    key = await signing_key(gateway, signed)
     sigv4.verify(signed, key, http.method, raw_path, raw_query, http.headers)
     body_headers = headers
     if object_checksum:
@@ -76,3 +86,12 @@ async def authenticate(
             CIMultiDict((k, v) for k, v in headers.items() if k.lower() not in BY_HEADER)
         )
     return signed.access_key, open_payload(signed, key, body_headers)
+
+
+async def signing_key(gateway: Gateway, signed: Credential) -> bytes:
+    """The key OM derives for the credential's scope; an access id that is no user name is refused."""
+    try:
+        check_user_name(signed.access_key)
+    except ValueError:  # the id is the user the gateway acts for: one OM gives no secret to
+        raise S3Error(S3ErrorCode.InvalidAccessKeyId) from None
+    return await gateway.signing_keys.get(gateway, signed)

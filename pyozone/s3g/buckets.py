@@ -69,6 +69,8 @@ async def create_bucket(s3: S3Request) -> web.Response:
         if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
             raise error from None
         # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
+    finally:  # a new bucket of an old name: not the old one's CORS rules (R29's N2)
+        s3.gateway.cors.forget(s3.bucket)
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
 
 
@@ -89,10 +91,14 @@ async def head_bucket(s3: S3Request) -> web.Response:
 
 
 async def delete_bucket(s3: S3Request) -> web.Response:
+    """OM deletes the bucket's CORS configuration with it; this gateway forgets it at once, so a bucket of
+    the same name created after does not answer with the old owner's rules (R29's N2)."""
     try:
         await s3.gateway.client.delete_bucket(s3.gateway.volume, s3.bucket)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
+    finally:
+        s3.gateway.cors.forget(s3.bucket)
     return web.Response(status=204)
 
 

@@ -13,8 +13,15 @@ class S3ErrorCode(Enum):
     """(HTTP status, default message) per code; the member name is the code on the wire."""
 
     AccessDenied = (403, "Access Denied")
+    AccessForbidden = (  # a preflight no CORS rule allows: the wire's words, spelling included
+        403,
+        "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, "
+        "request method / Access-Control-Request-Method or Access-Control-Request-Headers are not "
+        "whitelisted by the resource's CORS spec.",
+    )
     AuthorizationHeaderMalformed = (400, "The authorization header is malformed.")
     AuthorizationQueryParametersError = (400, "The query-string authentication parameters are malformed.")
+    BadRequest = (400, "Insufficient information. Origin request header needed.")  # a preflight's
     BadDigest = (400, "The Content-MD5 or checksum you specified did not match what we received.")
     BucketAlreadyExists = (409, "The requested bucket name is not available.")
     BucketNotEmpty = (409, "The bucket you tried to delete is not empty.")
@@ -27,25 +34,37 @@ class S3ErrorCode(Enum):
     EntityTooSmall = (400, "Your proposed upload is smaller than the minimum allowed object size.")
     ExpiredToken = (400, "The provided token has expired.")
     IncompleteBody = (400, "You did not provide the number of bytes specified by the Content-Length.")
+    IncorrectNumberOfFilesInPostRequest = (400, "POST requires exactly one file upload per request.")
     InternalError = (500, "We encountered an internal error. Please try again.")
     InvalidAccessKeyId = (403, "The AWS access key Id you provided does not exist in our records.")
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
+    InvalidPolicyDocument = (
+        400,
+        "The content of the form does not meet the conditions specified in the policy document.",
+    )
     InvalidPart = (400, "One or more of the specified parts could not be found.")
     InvalidPartOrder = (400, "The list of parts was not in ascending order.")
     InvalidRange = (416, "The requested range is not satisfiable")
     InvalidRequest = (400, "Invalid Request")
     InvalidStorageClass = (400, "The storage class you specified is not valid.")
     InvalidTag = (400, "The tag provided was not a valid tag.")
+    InvalidToken = (400, "The provided token is malformed or otherwise invalid.")
     KeyTooLongError = (400, "Your key is too long.")
     MalformedXML = (400, "The XML you provided was not well-formed or did not validate against our schema.")
+    MalformedPOSTRequest = (400, "The body of your POST request is not well-formed multipart/form-data.")
     MaxMessageLengthExceeded = (400, "Your request was too big.")
+    MaxPostPreDataLengthExceededError = (
+        400,
+        "Your POST request fields preceding the upload file were too large.",
+    )
     MetadataTooLarge = (400, "Your metadata headers exceed the maximum allowed metadata size.")
     MethodNotAllowed = (405, "The specified method is not allowed against this resource.")
     MissingContentLength = (411, "You must provide the Content-Length HTTP header.")
     MissingSecurityHeader = (400, "Your request is missing a required header.")
     NoSuchBucket = (404, "The specified bucket does not exist")
+    NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchKey = (404, "The specified key does not exist.")
     NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")

@@ -5,6 +5,7 @@ Pure functions over header mappings, so each of S3's header rules is one small, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -53,6 +54,9 @@ CANNED_ACL = "x-amz-acl"
 PRIVATE = "private"
 """The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What no header value holds (RFC 9110: field-value is visible characters, SP, HTAB and obs-text)."""
+
 MAX_TAGS = 10
 MAX_TAG_KEY = 128
 MAX_TAG_VALUE = 256
@@ -67,10 +71,7 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
         metadata["Content-Encoding"] = encoding
     user = {k.lower(): v for k, v in headers.items() if k.lower().startswith(USER_METADATA_PREFIX)}
     for name, value in (*metadata.items(), *user.items()):
-        if not _is_utf8(value):
-            raise S3Error(
-                S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
-            )
+        check_header_value(name, value)
     if sum(len(k.encode()) - len(USER_METADATA_PREFIX) + len(v.encode()) for k, v in user.items()) > (
         MAX_USER_METADATA_BYTES
     ):
@@ -81,13 +82,22 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     return metadata
 
 
-def _is_utf8(value: str) -> bool:
-    """aiohttp keeps bytes that are not UTF-8 as surrogates; they cannot be stored or sent back."""
+def check_header_value(name: str, value: str) -> None:
+    """A value kept to be sent back as a header: UTF-8 (aiohttp keeps other bytes as surrogates) and no
+    control character but TAB (RFC 9110's field-value; a CR or LF would end the header, and aiohttp refuses
+    to send any). A header the request carried always passes; a POST form's field may not."""
     try:
         value.encode()
     except UnicodeEncodeError:
-        return False
-    return True
+        raise S3Error(
+            S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
+        ) from None
+    if _CONTROL.search(value):
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            f"The {name} header holds a control character",
+            ArgumentName=name,
+        )
 
 
 OBJECT_LOCK_HEADERS = (
@@ -119,6 +129,18 @@ QUERY_HEADERS = frozenset({*BY_HEADER, "x-amz-sdk-checksum-algorithm"})
 """Headers a presigned URL may carry in its query (the SDKs' presigners put a checksum there): read as the
 headers they are (`with_query_headers`), so checked the same. Any other x-amz-* in the query is a header
 the gateway does not read there: refused."""
+
+
+BODY_DIGESTS = ("Content-MD5", "x-amz-sdk-checksum-algorithm", *BY_HEADER)
+"""What Amazon requires of a body where it requires a digest (DeleteObjects, PutBucketCors): its
+Content-MD5 or a checksum of it (in a header, or named by x-amz-sdk-checksum-algorithm for a trailer); the
+payload checks verify whichever came."""
+
+
+def require_body_digest(headers: Mapping[str, str]) -> None:
+    if not any(name in headers for name in BODY_DIGESTS):
+        message = "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
+        raise S3Error(S3ErrorCode.InvalidRequest, message)
 
 
 def with_query_headers(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> CIMultiDictProxy[str]:

@@ -16,7 +16,6 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g import xml
-from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
@@ -32,6 +31,7 @@ from pyozone.s3g.headers import (
     delete_condition,
     object_metadata,
     precondition,
+    require_body_digest,
     storage_class,
     tagging_header,
     write_condition,
@@ -340,15 +340,8 @@ async def copy_object(s3: S3Request) -> web.Response:
     return xml_response(body)
 
 
-DELETE_DIGESTS = ("Content-MD5", "x-amz-sdk-checksum-algorithm", *BY_HEADER)
-"""What Amazon requires on a multi-object delete: the body's Content-MD5 or a checksum of it (in a header,
-or named by x-amz-sdk-checksum-algorithm for a trailer); the payload checks verify whichever came."""
-
-
 async def delete_objects(s3: S3Request) -> web.Response:
-    if not any(name in s3.headers for name in DELETE_DIGESTS):
-        message = "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
-        raise S3Error(S3ErrorCode.InvalidRequest, message)
+    require_body_digest(s3.headers)
     request = xml.parse(await s3.body.read_all(), "Delete")
     quiet = (request.findtext("Quiet") or "false").strip().lower() == "true"
     objects = [

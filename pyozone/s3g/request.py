@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
+from pyozone.s3g.cors_cache import CorsCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
@@ -32,6 +33,8 @@ class Gateway:
     settings: S3GatewaySettings
     signing_keys: SigningKeys
     body_idle_timeout_s: float
+    cors: CorsCache = field(default_factory=CorsCache)
+    """Buckets' CORS configurations, read a few seconds at a time (cors_cache.py)."""
 
     @property
     def volume(self) -> str:

@@ -21,12 +21,19 @@ class Operation(Enum):
     GET_BUCKET_VERSIONING = "GetBucketVersioning"
     GET_BUCKET_ACL = "GetBucketAcl"
     PUT_BUCKET_ACL = "PutBucketAcl"
+    GET_BUCKET_CORS = "GetBucketCors"
+    PUT_BUCKET_CORS = "PutBucketCors"
+    DELETE_BUCKET_CORS = "DeleteBucketCors"
+    OPTIONS_OBJECT = "OptionsObject"
+    """A browser's CORS preflight, to any bucket or key URL: answered unauthenticated (bucket_cors.py)."""
     LIST_OBJECTS = "ListObjects"
     LIST_OBJECTS_V2 = "ListObjectsV2"
     LIST_OBJECT_VERSIONS = "ListObjectVersions"
     LIST_MULTIPART_UPLOADS = "ListMultipartUploads"
     DELETE_OBJECTS = "DeleteObjects"
     PUT_OBJECT = "PutObject"
+    POST_OBJECT = "PostObject"
+    """A browser's form upload to a bucket (post_object.py): authenticated by the form, not a header."""
     COPY_OBJECT = "CopyObject"
     GET_OBJECT = "GetObject"
     HEAD_OBJECT = "HeadObject"
@@ -49,6 +56,8 @@ WRITES = frozenset(
      Operation.UPLOAD_PART_COPY, Operation.COMPLETE_MULTIPART_UPLOAD}
 )  # fmt: skip
 """Operations that create an object: where S3 refuses a key name it could never store."""
+MAX_KEY_BYTES = 1024
+"""S3's longest key name, in UTF-8 bytes (KeyTooLongError)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +97,8 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
     """S3's operation for a method and the subresources in the query; an unknown combination is
     MethodNotAllowed / NotImplemented, as S3 answers."""
     q = where.query
+    if method == "OPTIONS":  # whatever the query: the preflight of the request it names
+        return Operation.OPTIONS_OBJECT
     if where.bucket is None:
         if method == "GET":
             return Operation.LIST_BUCKETS
@@ -98,7 +109,7 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
-    {"policy", "cors", "lifecycle", "website", "replication", "logging", "notification", "encryption",
+    {"policy", "lifecycle", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
      "select", "attributes"}
@@ -114,6 +125,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_VERSIONING
         if "acl" in q:
             return Operation.GET_BUCKET_ACL
+        if "cors" in q:
+            return Operation.GET_BUCKET_CORS
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
         if "versions" in q:
@@ -125,12 +138,18 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.CREATE_BUCKET
     if method == "PUT" and "acl" in q:
         return Operation.PUT_BUCKET_ACL
+    if method == "PUT" and "cors" in q:
+        return Operation.PUT_BUCKET_CORS
+    if method == "DELETE" and "cors" in q:
+        return Operation.DELETE_BUCKET_CORS
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
         return Operation.DELETE_BUCKET
     if method == "POST" and "delete" in q:
         return Operation.DELETE_OBJECTS
+    if method == "POST" and not _subresources(q):
+        return Operation.POST_OBJECT
     if method in ("PUT", "DELETE"):
         raise S3Error(S3ErrorCode.NotImplemented, f"{method} with {', '.join(sorted(q))} is not implemented.")
     raise S3Error(S3ErrorCode.MethodNotAllowed)
@@ -138,6 +157,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
+    if "cors" in q:  # a bucket's subresource: as refused as before it was one
+        raise S3Error(S3ErrorCode.NotImplemented, "The cors subresource is not implemented on an object.")
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL

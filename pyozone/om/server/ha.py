@@ -101,7 +101,7 @@ OP_FRAMING = 16
 READS = frozenset(
     {
         "infoVolume", "listVolumes", "infoBucket", "listBuckets", "lookupKey", "listKeys", "listParts",
-        "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey",
+        "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey", "getBucketCors",
     }
 )  # fmt: skip
 """The calls that read: each waits for a ReadIndex round first (a call that may also write, getS3Secret,

@@ -28,6 +28,8 @@ EXCLUDE_LIST_REQUEST_BYTES = 1 * MiB
 """openKey and allocateBlock carry the writer's exclude list (datanodes, containers, pipelines)."""
 METADATA_REQUEST_BYTES = 64 * KiB
 """Names plus a key's metadata or tags (key_metadata.py bounds those at 16 KiB)."""
+BUCKET_CORS_REQUEST_BYTES = 64 * KiB + 1 * KiB
+"""putBucketCors: names plus an S3 CORS configuration as sent (at most 64 KB, hdds/s3_cors.py)."""
 PART_LIST_REQUEST_BYTES = 1 * MiB
 """completeMultipartUpload: up to 10,000 parts of a number and an ETag, and the key's metadata."""
 ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
@@ -90,6 +92,7 @@ _MESSAGE_BYTES = {
     "allocateBlock": EXCLUDE_LIST_REQUEST_BYTES,
     "commitKey": MAX_OM_REQUEST_BYTES,
     "putObjectTagging": METADATA_REQUEST_BYTES,
+    "putBucketCors": BUCKET_CORS_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

@@ -28,6 +28,7 @@ from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om.access import Access
 from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
+from pyozone.om.bucket_cors import BucketCorsManager
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -72,6 +73,7 @@ class OzoneManagerService:
         self.core = core
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
+        self.bucket_cors = BucketCorsManager(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -398,6 +400,37 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("putObjectTagging")
 
+    # ------------------------------------------------------------------ S3 bucket CORS
+    @rpc
+    async def putBucketCors(
+        self, request: pb.PutBucketCorsRequest, context: Context
+    ) -> pb.PutBucketCorsResponse:
+        await self._run(
+            self.bucket_cors.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its CORS configuration"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketCors")
+
+    @rpc
+    async def getBucketCors(
+        self, request: pb.GetBucketCorsRequest, context: Context
+    ) -> pb.GetBucketCorsResponse:
+        found = await self._run(
+            self.bucket_cors.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its CORS configuration"),
+        )  # fmt: skip
+        return wire.bucket_cors_answer(found)
+
+    @rpc
+    async def deleteBucketCors(
+        self, request: pb.DeleteBucketCorsRequest, context: Context
+    ) -> pb.DeleteBucketCorsResponse:
+        await self._run(
+            self.bucket_cors.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its CORS configuration"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketCors")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -590,6 +623,10 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         return partial(self.access.bucket, caller, right, request.volume, request.bucket)
 
+    def _owner_check(self, context: Context, request: _CorsRequest, what: str) -> Check:
+        caller = self.access.caller(context)
+        return partial(self.access.bucket_owner, caller, request.volume, request.bucket, what)
+
     def _key_check(self, context: Context, right: ACLType, request: _KeyRequest) -> Check:
         caller = self.access.caller(context)
         return partial(self.access.key, caller, right, request.volume, request.bucket, request.key)
@@ -626,6 +663,7 @@ if TYPE_CHECKING:
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
         | pb.InitiateMultipartUploadRequest
     )  # fmt: skip
+    _CorsRequest = pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 
 

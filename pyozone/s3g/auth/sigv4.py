@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -82,6 +82,19 @@ class SignedRequest:
         return f"{self.date}/{self.region}/{self.service}/{TERMINATOR}"
 
 
+@dataclass(frozen=True)
+class PostSignature:
+    """A browser form's SigV4 elements (POST Object): the string to sign is the base64 policy itself,
+    signed with the key of the credential's date, region and service."""
+
+    access_key: str
+    date: str
+    region: str
+    service: str
+    amz_date: str
+    signature: str
+
+
 class Unsigned(S3Error):
     """A request with no signature at all (anonymous): AccessDenied, unless the gateway can say more (S3
     answers NoSuchBucket for a bucket that does not exist, signed or not)."""
@@ -140,6 +153,61 @@ def verify(
             SignatureProvided=signed.signature,
             CanonicalRequest=request,
         )
+
+
+POST_FIELDS = ("x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-signature")
+"""The form fields of a SigV4 POST besides the policy (Amazon's "Browser-Based Uploads Using POST")."""
+
+
+def parse_post(fields: Mapping[str, str], *, region: str | None = None) -> PostSignature:
+    """A POST form's SigV4 fields (`fields`: lower-case names), refused as S3 refuses them; their time is
+    the policy's expiration, checked with its conditions, so no skew applies."""
+    for name in POST_FIELDS:
+        if name not in fields:
+            raise missing_form_field(name)
+    if fields["x-amz-algorithm"] != ALGORITHM:
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            f'X-Amz-Algorithm only supports "{ALGORITHM}"',
+            ArgumentName="x-amz-algorithm",
+            ArgumentValue=fields["x-amz-algorithm"],
+        )
+    access_key, date, scope_region, service = _credential(fields["x-amz-credential"], _form_error)
+    amz_date = fields["x-amz-date"]
+    if not _AMZ_DATE.fullmatch(amz_date):
+        raise _form_error(
+            "X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"", "x-amz-date"
+        )
+    if date != amz_date[:8]:
+        raise _form_error("Invalid credential date. Date is not the same as X-Amz-Date.", "x-amz-date")
+    if service != SERVICE:
+        raise _form_error(f"incorrect service '{service}'. This endpoint belongs to '{SERVICE}'.")
+    if region is not None and scope_region != region:
+        raise _form_error(f"the region '{scope_region}' is wrong; expecting '{region}'")
+    return PostSignature(access_key, date, scope_region, service, amz_date, fields["x-amz-signature"])
+
+
+def verify_post(signed: PostSignature, key: bytes, policy: str) -> None:
+    """Refuse with SignatureDoesNotMatch unless `signed.signature` is the HMAC of the base64 policy."""
+    expected = _hmac(key, policy).hex()
+    if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
+        raise S3Error(
+            S3ErrorCode.SignatureDoesNotMatch,
+            AWSAccessKeyId=signed.access_key,
+            StringToSign=policy,
+            SignatureProvided=signed.signature,
+        )
+
+
+def missing_form_field(name: str) -> S3Error:
+    """S3's answer to a POST form without a field it needs before the file."""
+    return S3Error(
+        S3ErrorCode.InvalidArgument,
+        f"Bucket POST must contain a field named '{name}'.  If it is specified, please check the order of "
+        "the fields.",
+        ArgumentName=name,
+        ArgumentValue="",
+    )
 
 
 def canonical_request(
@@ -370,6 +438,10 @@ def _iso(moment: datetime) -> str:
 def _malformed(detail: str) -> S3Error:
     message = f"The authorization header is malformed; {detail}"
     return S3Error(S3ErrorCode.AuthorizationHeaderMalformed, message)
+
+
+def _form_error(detail: str, name: str = "x-amz-credential") -> S3Error:
+    return S3Error(S3ErrorCode.InvalidArgument, detail, ArgumentName=name)
 
 
 def _query_error(detail: str) -> S3Error:

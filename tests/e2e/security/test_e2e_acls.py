@@ -14,8 +14,10 @@ command is the real CLI, acting as the user it names.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import io
 import os
+import ssl
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +103,33 @@ class Users:
             config=config,
             verify=verify,
         )
+
+    def preflight(self, path: str, origin: str, method: str) -> tuple[int, dict[str, str]]:
+        """An OPTIONS preflight to the S3 gateway, unsigned as a browser sends it."""
+        status, headers, _ = self.http(
+            "OPTIONS", path, {"Origin": origin, "Access-Control-Request-Method": method}
+        )
+        return status, headers
+
+    def http(
+        self, method: str, path: str, headers: dict[str, str], body: bytes = b""
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A request to the S3 gateway as a browser sends it, unsigned (on a secure cluster over https, with
+        alice's certificate for the transport)."""
+        port = self.cluster.port("s3g", "http")
+        connection: http.client.HTTPConnection = http.client.HTTPConnection(HOST, port, timeout=30)
+        if self.secure:
+            site = read_site_xml(self.conf_dir("alice") / SITE_FILE)
+            cert, key, ca = (site[k] for k in CLIENT_KEYS)
+            context = ssl.create_default_context(cafile=ca)
+            context.load_cert_chain(cert, key)
+            connection = http.client.HTTPSConnection(HOST, port, timeout=30, context=context)
+        try:
+            connection.request(method, path, body or None, headers=headers)
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
 
     def sh(self, user: str, *args: str, stdin: bytes | None = None) -> Result:
         return self.run(user, "sh", *args, stdin=stdin)
@@ -324,3 +353,70 @@ def test_a_certificate_names_its_holder_to_om(users: Users, tmp_path: Path) -> N
 
     kerberos = users.run("alice", "sh", "key", "cat", "/vol/data/secret", user_name="hdfs/nn1@EXAMPLE.COM")
     assert (kerberos.code, kerberos.out) == (0, "alice's data"), kerberos
+
+
+def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
+    """Issue 33: a bucket's CORS configuration is read and changed by its owner alone (Amazon's default),
+    whatever Ozone ACLs grant others; OM keeps it apart from the bucket's record (`bucket info` does not
+    show it) and checks the owner too."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="site")
+    rules = {"CORSRules": [{"AllowedOrigins": ["https://site.example"], "AllowedMethods": ["GET"]}]}
+    alice.put_bucket_cors(Bucket="site", CORSConfiguration=rules)
+    assert alice.get_bucket_cors(Bucket="site")["CORSRules"] == rules["CORSRules"]
+    assert users.ok("alice", "bucket", "info", "/s3v/site").json()["metadata"] == {}
+    status, headers = users.preflight("/site/page", "https://site.example", "GET")  # read by the gateway
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == "https://site.example"
+    assert users.preflight("/site/page", "https://other.example", "GET")[0] == 403
+    for attempt in (
+        lambda: bob.get_bucket_cors(Bucket="site"),
+        lambda: bob.put_bucket_cors(Bucket="site", CORSConfiguration=rules),
+        lambda: bob.delete_bucket_cors(Bucket="site"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:a", "/s3v/site")  # an Ozone ACL is not S3's grant
+    with pytest.raises(ClientError) as error:
+        bob.delete_bucket_cors(Bucket="site")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.delete_bucket_cors(Bucket="site")
+    with pytest.raises(ClientError) as error:
+        alice.get_bucket_cors(Bucket="site")
+    assert error.value.response["Error"]["Code"] == "NoSuchCORSConfiguration"
+
+
+def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:
+    """Issue 33: a browser's form upload (POST Object) is written as its policy's signer, so OM's ACLs
+    decide it as they decide that user's PUT: bob's signed form to alice's bucket is AccessDenied until an
+    Ozone ACL lets bob write there."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="inbox")
+
+    def post(client, key: str) -> tuple[int, bytes]:  # type: ignore[no-untyped-def]
+        fields = client.generate_presigned_post("inbox", key)["fields"]
+        boundary = "form-boundary-0"
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+            for name, value in fields.items()
+        ]
+        body = (
+            "".join(parts).encode()
+            + (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\n'
+                f"{key}'s data\r\n--{boundary}--\r\n"
+            ).encode()
+        )
+        content_type = f"multipart/form-data; boundary={boundary}"
+        status, _, answer = users.http("POST", "/inbox", {"Content-Type": content_type}, body)
+        return status, answer
+
+    assert post(alice, "from-alice")[0] == 204
+    assert alice.get_object(Bucket="inbox", Key="from-alice")["Body"].read() == b"from-alice's data"
+    status, answer = post(bob, "from-bob")
+    assert status == 403 and b"<Code>AccessDenied</Code>" in answer, answer
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:rwlc", "/s3v/inbox")
+    assert post(bob, "from-bob")[0] == 204
+    assert alice.get_object(Bucket="inbox", Key="from-bob")["Body"].read() == b"from-bob's data"

@@ -66,6 +66,16 @@ def test_user_metadata_is_bounded() -> None:
     assert e.value.code is S3ErrorCode.MetadataTooLarge
 
 
+@pytest.mark.parametrize("value", ["a\rb", "a\nb", "a\x00b", "a\x0bb", "a\x7fb", "a\udcffb"])
+def test_stored_values_a_header_cannot_carry_are_refused(value: str) -> None:
+    """Review R28 F8: a POST form's fields are not headers; what is kept is sent back as one."""
+    for name in ("Content-Type", "Expires", "x-amz-meta-note"):
+        with pytest.raises(S3Error) as e:
+            object_metadata({name: value})
+        assert (e.value.code, e.value.extra) == (S3ErrorCode.InvalidArgument, {"ArgumentName": name})
+    assert object_metadata({"x-amz-meta-note": "a\tb é"}) == {"x-amz-meta-note": "a\tb é"}
+
+
 def test_storage_classes() -> None:
     assert storage_class({}) is None
     assert storage_class({"x-amz-storage-class": "REDUCED_REDUNDANCY"}) == "RATIS/ONE"

@@ -50,6 +50,8 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?prefix=a", {}, Operation.LIST_OBJECTS),
         ("GET", "/b?uploads", {}, Operation.LIST_MULTIPART_UPLOADS),
         ("POST", "/b?delete", {}, Operation.DELETE_OBJECTS),
+        ("POST", "/b", {}, Operation.POST_OBJECT),  # a browser form upload
+        ("POST", "/b/", {}, Operation.POST_OBJECT),
         ("PUT", "/b/k", {}, Operation.PUT_OBJECT),
         ("PUT", "/b/k", {"x-amz-copy-source": "/b/src"}, Operation.COPY_OBJECT),
         ("PUT", "/b/k?partNumber=1&uploadId=u", {}, Operation.UPLOAD_PART),
@@ -72,6 +74,12 @@ def test_query_keeps_blank_subresources() -> None:
         ("PUT", "/b/k?acl", {}, Operation.PUT_OBJECT_ACL),
         ("DELETE", "/b/k?versionId=null", {}, Operation.DELETE_OBJECT),
         ("GET", "/b/k?versionId=null", {}, Operation.GET_OBJECT),
+        ("GET", "/b?cors", {}, Operation.GET_BUCKET_CORS),
+        ("PUT", "/b?cors", {}, Operation.PUT_BUCKET_CORS),
+        ("DELETE", "/b?cors", {}, Operation.DELETE_BUCKET_CORS),
+        ("OPTIONS", "/b/k", {}, Operation.OPTIONS_OBJECT),
+        ("OPTIONS", "/b?policy", {}, Operation.OPTIONS_OBJECT),  # the preflight of what it names
+        ("OPTIONS", "/", {}, Operation.OPTIONS_OBJECT),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -88,6 +96,8 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
     ],
 )
 def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:

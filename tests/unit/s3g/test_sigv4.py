@@ -283,3 +283,61 @@ def test_undecodable_bytes_are_refused_not_a_traceback() -> None:
         dataclasses.replace(odd, raw_path="/bkt/\udce9", raw_query="a=\udce9"),
         S3ErrorCode.SignatureDoesNotMatch,
     )
+
+
+# ------------------------------------------------------------------ POST forms (browser uploads)
+def botocore_post_fields() -> dict[str, str]:
+    """The SigV4 fields botocore's S3SigV4PostAuth (generate_presigned_post's signer) puts in a form."""
+    request = AWSRequest("POST", "http://s3.example/bkt")
+    request.context["s3-presign-post-fields"] = {"key": "k"}
+    request.context["s3-presign-post-policy"] = {"expiration": "2030-01-01T00:00:00Z", "conditions": []}
+    botocore.auth.S3SigV4PostAuth(CREDENTIALS, "s3", REGION).add_auth(request)
+    return dict(request.context["s3-presign-post-fields"])
+
+
+def test_a_botocore_post_form_verifies() -> None:
+    fields = botocore_post_fields()
+    signed = sigv4.parse_post(fields, region=REGION)
+    assert (signed.access_key, signed.region, signed.service) == (ACCESS_KEY, REGION, "s3")
+    key = sigv4.signing_key(SECRET, signed.date, signed.region, signed.service)
+    sigv4.verify_post(signed, key, fields["policy"])
+    with pytest.raises(S3Error) as e:
+        sigv4.verify_post(signed, key, fields["policy"][:-4] + "AAAA")
+    assert e.value.code is S3ErrorCode.SignatureDoesNotMatch
+    assert e.value.extra["StringToSign"] == fields["policy"][:-4] + "AAAA"
+
+
+@pytest.mark.parametrize(
+    ("change", "argument"),
+    [
+        ({"x-amz-credential": None}, "x-amz-credential"),
+        ({"x-amz-signature": None}, "x-amz-signature"),
+        ({"x-amz-algorithm": "AWS4-ECDSA-P256-SHA256"}, "x-amz-algorithm"),
+        ({"x-amz-credential": "only/three/parts"}, "x-amz-credential"),
+        ({"x-amz-date": "20300101"}, "x-amz-date"),
+        ({"x-amz-date": "20000101T000000Z"}, "x-amz-date"),  # not the credential's date
+    ],
+)
+def test_a_post_form_s_bad_sigv4_fields_are_invalid_arguments(
+    change: dict[str, str | None], argument: str
+) -> None:
+    fields = botocore_post_fields()
+    for name, value in change.items():
+        if value is None:
+            del fields[name]
+        else:
+            fields[name] = value
+    with pytest.raises(S3Error) as e:
+        sigv4.parse_post(fields)
+    assert (e.value.code, e.value.extra["ArgumentName"]) == (S3ErrorCode.InvalidArgument, argument)
+
+
+def test_a_post_form_for_another_region_or_service_is_refused() -> None:
+    fields = botocore_post_fields()
+    with pytest.raises(S3Error) as e:
+        sigv4.parse_post(fields, region="eu-west-1")
+    assert e.value.code is S3ErrorCode.InvalidArgument
+    fields["x-amz-credential"] = fields["x-amz-credential"].replace("/s3/", "/ec2/")
+    with pytest.raises(S3Error) as e:
+        sigv4.parse_post(fields)
+    assert "incorrect service 'ec2'" in e.value.message

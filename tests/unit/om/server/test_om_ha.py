@@ -21,7 +21,15 @@ from pyozone.client.config import ClientConfig
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
-from pyozone.om.metadata import KEY_TABLE, META_TABLE, VOLUME_TABLE, key_key, volume_key
+from pyozone.om.metadata import (
+    KEY_TABLE,
+    META_TABLE,
+    S3_BUCKET_CORS_TABLE,
+    VOLUME_TABLE,
+    bucket_key,
+    key_key,
+    volume_key,
+)
 from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
@@ -488,5 +496,44 @@ def test_a_failed_look_at_the_role_does_not_end_the_om_s_step_ups(
                 "an OM that took over with no call",
             )
             assert looks["n"] > 3
+
+    run(scenario())
+
+
+def test_a_bucket_s_cors_configuration_reaches_every_om_and_its_answers_stay_small(tmp_path: Path) -> None:
+    """Issue 33 (review R26 D2): putBucketCors is replicated as every write is, its removal too, and the
+    answers each OM's retry cache keeps for ten minutes are empty, however large the document."""
+    origins = "".join(f"<AllowedOrigin>https://{i}.{'o' * 1000}.example</AllowedOrigin>" for i in range(50))
+    document = "<CORSConfiguration><CORSRule><AllowedMethod>GET</AllowedMethod>"
+    document += f"{origins}</CORSRule></CORSConfiguration>"
+
+    async def everywhere(svc: Service, present: bool) -> None:
+        def kept() -> bool:
+            for daemon in svc.daemons.values():
+                found = daemon.store.get(S3_BUCKET_CORS_TABLE, bucket_key("vol", "bkt"))  # type: ignore[union-attr]
+                if (found is not None) != present:
+                    return False
+            return True
+
+        await wait_for_async(kept, 20, f"the configuration {'on' if present else 'gone from'} every OM")
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                for _ in range(5):
+                    await client.put_bucket_cors("vol", "bkt", document.encode())
+                await everywhere(svc, True)
+                assert b"https://49." in (await client.get_bucket_cors("vol", "bkt") or b"")
+                for daemon in svc.daemons.values():
+                    cache = daemon.replication.retry_cache  # type: ignore[union-attr]
+                    assert sum(len(answer.response) for _, answer in cache._entries.values()) < 2048
+                await client.delete_bucket_cors("vol", "bkt")
+                await everywhere(svc, False)
+                assert await client.get_bucket_cors("vol", "bkt") is None
+            finally:
+                await client.close()
 
     run(scenario())

@@ -1,0 +1,139 @@
+"""A bucket's CORS configuration: PutBucketCors, GetBucketCors and DeleteBucketCors, the OPTIONS preflight
+and the CORS headers of every other answer (the rules themselves: hdds/s3_cors.py and cors.py).
+
+OM keeps the configuration apart from the bucket's record (putBucketCors, getBucketCors, deleteBucketCors:
+om/bucket_cors.py), checks every document before it keeps one, and lets only the bucket's owner (or an
+administrator) read or change it; the gateway checks ownership too, for a cluster whose OM has no ACLs.
+A preflight carries no credentials: the gateway reads the configuration as itself, through a short cache
+(cors_cache.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiohttp import web
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.hdds.s3_cors import CORSConfiguration, CORSError, parse
+from pyozone.s3g import cors
+from pyozone.s3g.buckets import xml_response
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import require_body_digest
+from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.request import Gateway, S3Request
+from pyozone.s3g.routing import Target
+
+log = logging.getLogger(__name__)
+
+
+async def _check_owner(s3: S3Request) -> None:
+    """The requester must own the bucket; another user's is AccessDenied, as Amazon's default answers."""
+    try:
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    if bucket.owner != s3.user:
+        raise S3Error(S3ErrorCode.AccessDenied)
+
+
+async def put_bucket_cors(s3: S3Request) -> web.Response:
+    """Replaces the configuration; its body needs a Content-MD5 or a checksum, as Amazon requires. The
+    document is checked here (S3's errors) and again by OM, which keeps it."""
+    await _check_owner(s3)
+    require_body_digest(s3.headers)
+    body = await s3.body.read_all()
+    cors.parse(body)
+    try:
+        await s3.gateway.client.put_bucket_cors(s3.gateway.volume, s3.bucket, body)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    finally:
+        s3.gateway.cors.forget(s3.bucket)
+    return web.Response(status=200)
+
+
+async def get_bucket_cors(s3: S3Request) -> web.Response:
+    await _check_owner(s3)
+    try:
+        text = await s3.gateway.client.get_bucket_cors(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    if text is None:
+        raise S3Error(S3ErrorCode.NoSuchCORSConfiguration, BucketName=s3.bucket)
+    return xml_response(text)
+
+
+async def delete_bucket_cors(s3: S3Request) -> web.Response:
+    """204 whether or not the bucket had a configuration, as Amazon answers."""
+    await _check_owner(s3)
+    try:
+        await s3.gateway.client.delete_bucket_cors(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    finally:
+        s3.gateway.cors.forget(s3.bucket)
+    return web.Response(status=204)
+
+
+async def configuration(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
+    """The bucket's configuration (None: it has none), read as the gateway itself, at most once per
+    cache period. One OM keeps and this gateway cannot read (a newer OM's, say) counts as none: CORS must
+    not break the bucket's other requests."""
+    known, config = gateway.cors.get(bucket)
+    if known:
+        return config
+    cache = gateway.cors
+    reading = cache.reading.get(bucket)
+    if reading is None:  # the first request since the entry went: it reads, the others wait for it
+        reading = cache.reading[bucket] = asyncio.ensure_future(_read(gateway, bucket))
+        reading.add_done_callback(
+            lambda done: cache.reading.pop(bucket) if cache.reading.get(bucket) is done else None
+        )
+    return await asyncio.shield(reading)  # a waiter's cancellation leaves the read to the others
+
+
+async def _read(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
+    generation = gateway.cors.generation
+    text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
+    try:  # no size limit: OM checked the body as sent; what it keeps may be longer (R29's N1)
+        config = parse(text, limit=None) if text is not None else None
+    except CORSError as e:
+        log.warning(
+            "bucket %s: its CORS configuration is unreadable (%s); answering as if it had none", bucket, e
+        )
+        config = None
+    gateway.cors.put(bucket, config, len(text or b""), generation)
+    return config
+
+
+async def preflight(gateway: Gateway, http: web.Request, where: Target) -> web.Response:
+    """OPTIONS: S3's answer to a browser's preflight (cors.preflight), never authenticated. A bucket that
+    does not exist is 403 as well, once the Origin is known."""
+    origin = cors.check_origin(http.headers)
+    method = http.headers.get(cors.REQUEST_METHOD) or "OPTIONS"
+    if where.bucket is None:
+        raise cors.forbidden(cors.NO_BUCKET, method, cors.ResourceType.BUCKET)
+    try:
+        config = await configuration(gateway, where.bucket)
+    except OzoneClientError as e:
+        error = s3_error(e)
+        if error.code is S3ErrorCode.NoSuchBucket:
+            raise cors.forbidden(cors.NO_BUCKET, method, cors.ResourceType.BUCKET) from None
+        raise error from None
+    return web.Response(
+        status=200, headers=cors.preflight(config, origin, http.headers, on_object=where.key is not None)
+    )
+
+
+async def answer_headers(gateway: Gateway, http: web.Request, where: Target) -> dict[str, str]:
+    """The CORS headers of the answer to a request that is not a preflight (cors.actual), errors included;
+    none when the request has no Origin, or its bucket cannot be read: CORS never fails a request."""
+    if cors.ORIGIN not in http.headers or where.bucket is None:
+        return {}
+    try:
+        config = await configuration(gateway, where.bucket)
+    except OzoneClientError:
+        return {}
+    return cors.actual(config, http.headers, http.method)

@@ -1,0 +1,269 @@
+"""POST Object: a browser's HTML form upload (`POST /bucket`, `multipart/form-data`), as Amazon defines it.
+
+The form carries what a PUT carries in headers (key, Content-Type, x-amz-meta-*, tagging, ...) and its
+authentication: a SigV4 signature over a base64 policy (post_policy.py) with the signing key of the
+credential's scope, which OM derives (authenticate.signing_key, as for every request). The fields before
+the part named `file` are read (bounded), the signature and policy checked, and only then is the file
+streamed into the key, as a PUT streams its body (the key commits once the whole body arrived and the file
+fits the policy's content-length-range). The write runs as the access id's user: OM's ACLs apply as to a
+PUT. A form with no policy is anonymous, refused as every anonymous write is; the SigV2 form
+(AWSAccessKeyId + signature) is NotImplemented, as SigV2 is.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from urllib.parse import quote, urlencode, urlsplit
+
+from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.s3g import post_policy, xml
+from pyozone.s3g.acls import expected_owners
+from pyozone.s3g.auth import sigv4
+from pyozone.s3g.auth.payload import Payload
+from pyozone.s3g.authenticate import signing_key
+from pyozone.s3g.body import RequestBody
+from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.form_data import Event, Field, FileData, FileEnd, FileStart, FormDataParser, form_boundary
+from pyozone.s3g.headers import (
+    ETAG,
+    MULTI_VALUED_PREFIX,
+    PRIVATE,
+    check_header_value,
+    check_tags,
+    object_metadata,
+    refuse_unimplemented,
+    storage_class,
+)
+from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error
+from pyozone.s3g.request import Gateway, S3Request
+from pyozone.s3g.routing import MAX_KEY_BYTES, Operation, Target
+
+MAX_PRE_DATA_BYTES = 20 * 1024
+"""The most bytes of the body before the file's data (fields, their headers, boundaries): Amazon refuses
+more with MaxPostPreDataLengthExceededError (MaxPostPreDataLengthBytes 20480); a policy of a hundred
+conditions fits."""
+FILENAME = "${filename}"
+SIGV2_FIELDS = ("awsaccesskeyid", "signature")
+SECURITY_TOKEN = "x-amz-security-token"
+SUCCESS_STATUS = "success_action_status"
+SUCCESS_REDIRECT = "success_action_redirect"
+TAGGING = "tagging"
+CHECKSUM_FIELD = "x-amz-checksum-"
+
+
+async def post_object(
+    gateway: Gateway, http: web.Request, where: Target, request_id: str
+) -> web.StreamResponse:
+    """Reads the form up to its file, authenticates it, checks it, then streams the file into the key."""
+    assert where.bucket is not None  # routing gives POST Object a bucket
+    boundary = form_boundary(http.headers.get("Content-Type"))
+    payload = Payload(None, http.content_length, None, None, None, ())  # the body's length, nothing signed
+    body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
+    events = _events(body, FormDataParser(boundary, MAX_PRE_DATA_BYTES))
+    fields, file = await _fields(events)
+    access_key = await _authenticate(gateway, fields)
+    if file is None:
+        raise S3Error(S3ErrorCode.IncorrectNumberOfFilesInPostRequest)
+    if "key" not in fields:
+        raise sigv4.missing_form_field("key")
+    key = fields["key"].replace(FILENAME, _basename(file.filename))
+    checked = {name.lower(): value for name, value in fields.items()}
+    checked["key"] = key
+    policy = post_policy.decode(fields["policy"])
+    post_policy.check(policy, checked, where.bucket, datetime.now(UTC))
+    if not key:
+        raise sigv4.missing_form_field("key")
+    if len(key.encode()) > MAX_KEY_BYTES:
+        raise S3Error(S3ErrorCode.KeyTooLongError)
+    refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()))
+    if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
+        check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
+    acl = fields.get("acl", PRIVATE)
+    if acl != PRIVATE:
+        raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
+    if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "x-amz-checksum-* fields on POST Object are not implemented."
+        )
+    target = Target(where.bucket, key, where.query)
+    s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields)
+    length = policy.length or post_policy.LengthRange(0, MAX_PUT_BYTES)
+    length = post_policy.LengthRange(length.low, min(length.high, MAX_PUT_BYTES))  # a policy never lifts it
+    with gateway.client.acting_for(s3.user):
+        await expected_owners(s3)
+        etag = await _store(s3, events, length)
+    return _answer(http, fields, where.bucket, key, etag)
+
+
+async def _events(body: RequestBody, parser: FormDataParser) -> AsyncIterator[Event]:
+    async for piece in body.pieces():
+        for event in parser.feed(piece):
+            yield event
+    parser.finish()
+
+
+async def _fields(events: AsyncIterator[Event]) -> tuple[CIMultiDictProxy[str], FileStart | None]:
+    """The fields before the file, and the file's part (None: the form has none)."""
+    fields: CIMultiDict[str] = CIMultiDict()
+    async for event in events:
+        if isinstance(event, FileStart):
+            return _unique(fields), event
+        assert isinstance(event, Field)
+        fields.add(event.name, event.value)
+    return _unique(fields), None
+
+
+def _unique(fields: CIMultiDict[str]) -> CIMultiDictProxy[str]:
+    """Every field but user metadata is given once (which of two would the policy have checked?)."""
+    for name in {name.lower() for name in fields}:
+        if not name.startswith(MULTI_VALUED_PREFIX) and len(fields.getall(name)) > 1:
+            raise S3Error(
+                S3ErrorCode.InvalidArgument,
+                f"The form field {name} is given more than once.",
+                ArgumentName=name,
+            )
+    return CIMultiDictProxy(fields)
+
+
+async def _authenticate(gateway: Gateway, fields: CIMultiDictProxy[str]) -> str:
+    """The access id whose key signed the policy; SigV2 is NotImplemented, a form with neither policy nor
+    signature anonymous (sigv4.Unsigned: AccessDenied, or NoSuchBucket, as for any anonymous write)."""
+    if any(name in fields for name in SIGV2_FIELDS):
+        raise S3Error(
+            S3ErrorCode.NotImplemented,
+            "POST Object with AWS Signature Version 2 (AWSAccessKeyId, signature) is not implemented; "
+            "sign the policy with AWS4-HMAC-SHA256 (x-amz-algorithm, x-amz-credential, x-amz-date, "
+            "x-amz-signature).",
+        )
+    if "policy" not in fields and not any(name in fields for name in sigv4.POST_FIELDS):
+        raise sigv4.Unsigned
+    if "policy" not in fields:
+        raise sigv4.missing_form_field("policy")
+    lower = {name.lower(): value for name, value in fields.items() if name.lower() in sigv4.POST_FIELDS}
+    signed = sigv4.parse_post(lower)
+    try:
+        key = await signing_key(gateway, signed)
+    except S3Error as e:  # a scope OM derives no key for: the header's code, a form's is InvalidArgument
+        if e.code is not S3ErrorCode.AuthorizationHeaderMalformed:
+            raise
+        raise S3Error(S3ErrorCode.InvalidArgument, e.message, ArgumentName="x-amz-credential") from None
+    sigv4.verify_post(signed, key, fields["policy"])
+    if SECURITY_TOKEN in fields:  # the gateway issues no temporary credentials: no token is valid
+        raise S3Error(S3ErrorCode.InvalidToken, ArgumentName=SECURITY_TOKEN)
+    return signed.access_key
+
+
+async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange) -> str:
+    """Streams the file into the key; returns its MD5 (the ETag). Commits only once the whole body arrived
+    and the file's size is within `length`."""
+    fields = s3.headers
+    metadata = object_metadata(fields)
+    tags = _tags(fields.get(TAGGING))
+    content_md5 = _content_md5(fields.get("Content-MD5"))
+    try:
+        out = await s3.gateway.client.create_key(
+            s3.gateway.volume, s3.bucket, s3.key, size_hint=0, replication=storage_class(fields),
+            datastream=True, metadata=metadata, tags=tags,
+        )  # fmt: skip
+    except OzoneClientError as e:
+        raise conditional_error(e, s3) from None
+    md5 = hashlib.md5(usedforsecurity=False)
+    size = 0
+    try:
+        async with out:
+            async for event in events:
+                if isinstance(event, FileData):
+                    size += len(event.data)
+                    if size > length.high:
+                        raise _too_large(size, length.high)
+                    md5.update(event.data)
+                    await out.write(event.data)
+                elif isinstance(event, FileEnd) and size < length.low:
+                    raise _too_small(size, length.low)
+            if content_md5 is not None and not hmac.compare_digest(md5.digest(), content_md5):
+                raise S3Error(
+                    S3ErrorCode.BadDigest, "The Content-MD5 you specified did not match what was received."
+                )
+            out.metadata[ETAG] = md5.hexdigest()
+    except OzoneClientError as e:
+        raise conditional_error(e, s3, committing=True) from None
+    return md5.hexdigest()
+
+
+def _basename(filename: str) -> str:
+    """What `${filename}` stands for: the text after the file name's last / or \\ (Amazon keeps no path)."""
+    return filename[max(filename.rfind("/"), filename.rfind("\\")) + 1 :]
+
+
+def _too_large(size: int, high: int) -> S3Error:
+    message = "Your proposed upload exceeds the maximum allowed size"
+    return S3Error(S3ErrorCode.EntityTooLarge, message, ProposedSize=str(size), MaxSizeAllowed=str(high))
+
+
+def _too_small(size: int, low: int) -> S3Error:
+    message = "Your proposed upload is smaller than the minimum allowed size"
+    return S3Error(S3ErrorCode.EntityTooSmall, message, ProposedSize=str(size), MinSizeAllowed=str(low))
+
+
+def _tags(document: str | None) -> dict[str, str]:
+    """The `tagging` field: a Tagging XML document, as PutObjectTagging's body."""
+    if document is None:
+        return {}
+    tagging = xml.parse(document.encode(), "Tagging")
+    tag_set = tagging.find("TagSet")
+    if tag_set is None:
+        raise S3Error(S3ErrorCode.MalformedXML)
+    return check_tags(
+        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
+    )
+
+
+def _content_md5(value: str | None) -> bytes | None:
+    if value is None:
+        return None
+    try:
+        digest = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        digest = b""
+    if len(digest) != 16:
+        raise S3Error(S3ErrorCode.InvalidDigest)
+    return digest
+
+
+def _answer(
+    http: web.Request, fields: CIMultiDictProxy[str], bucket: str, key: str, etag: str
+) -> web.Response:
+    """success_action_redirect (a valid http(s) URL: 303 to it with bucket, key and ETag), else
+    success_action_status: 200 or 204 empty, 201 with the PostResponse document; anything else 204."""
+    quoted = f'"{etag}"'
+    location = str(http.url.with_query(None)).rstrip("/") + "/" + quote(key, safe="/")
+    headers = {"ETag": quoted, "Location": location}
+    redirect = fields.get(SUCCESS_REDIRECT)
+    if redirect is not None and _is_url(redirect):
+        separator = "&" if urlsplit(redirect).query else ("" if redirect.endswith("?") else "?")
+        target = redirect + separator + urlencode({"bucket": bucket, "key": key, "etag": quoted})
+        return web.Response(status=303, headers={**headers, "Location": target})
+    status = fields.get(SUCCESS_STATUS, "204")
+    if status == "201":
+        body = xml.document(
+            "PostResponse",
+            xml.el("Location", location),
+            xml.el("Bucket", bucket),
+            xml.el("Key", key),
+            xml.el("ETag", quoted),
+        )
+        return web.Response(status=201, body=body, headers=headers, content_type="application/xml")
+    return web.Response(status=200 if status == "200" else 204, headers=headers)
+
+
+def _is_url(value: str) -> bool:
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
