@@ -320,6 +320,12 @@ def test_a_restarted_service_resumes_from_each_scm_db_and_allocates_new_ids(tmp_
     async def scenario() -> None:
         async with service(tmp_path) as svc:
             first = (await allocate(svc, svc.node_of(await svc.leader()))).blocks[0].containerBlockID
+
+            async def everywhere() -> bool:  # a loaded follower may apply it after the answer
+                await svc.beat()
+                return all(container_record(d, first.containerID) is not None for d in svc.daemons.values())
+
+            await wait_for_async(everywhere, 10, "the container in every scm.db", 0.05)
             await svc.restart()
             assert all(d.ha is not None and d.ha.db_applied.index > 0 for d in svc.daemons.values())
             leader = await svc.leader()
