@@ -99,10 +99,6 @@ class FormDataParser:
         self._value = bytearray()
         self._file_seen = False
 
-    @property
-    def done(self) -> bool:
-        return self._state is _State.DONE
-
     def feed(self, data: bytes | bytearray | memoryview) -> list[Event]:
         if self._state is _State.DONE:
             return []  # the epilogue, which RFC 2046 says to ignore
