@@ -144,14 +144,19 @@ def verify(
     """Refuse with SignatureDoesNotMatch unless the signature is the one `key` gives this request."""
     request = canonical_request(signed, method, raw_path, raw_query, headers)
     to_sign = string_to_sign(signed, request)
+    _match(key, to_sign, signed.access_key, signed.signature, CanonicalRequest=request)
+
+
+def _match(key: bytes, to_sign: str, access_key: str, provided: str, **details: str) -> None:
+    """SignatureDoesNotMatch (with what S3 shows of it) unless `provided` is the HMAC of `to_sign`."""
     expected = _hmac(key, to_sign).hex()
-    if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
+    if not hmac.compare_digest(expected.encode(), provided.encode("utf-8", "replace")):
         raise S3Error(
             S3ErrorCode.SignatureDoesNotMatch,
-            AWSAccessKeyId=signed.access_key,
+            AWSAccessKeyId=access_key,
             StringToSign=to_sign,
-            SignatureProvided=signed.signature,
-            CanonicalRequest=request,
+            SignatureProvided=provided,
+            **details,
         )
 
 
@@ -189,14 +194,7 @@ def parse_post(fields: Mapping[str, str], *, region: str | None = None) -> PostS
 
 def verify_post(signed: PostSignature, key: bytes, policy: str) -> None:
     """Refuse with SignatureDoesNotMatch unless `signed.signature` is the HMAC of the base64 policy."""
-    expected = _hmac(key, policy).hex()
-    if not hmac.compare_digest(expected.encode(), signed.signature.encode("utf-8", "replace")):
-        raise S3Error(
-            S3ErrorCode.SignatureDoesNotMatch,
-            AWSAccessKeyId=signed.access_key,
-            StringToSign=policy,
-            SignatureProvided=signed.signature,
-        )
+    _match(key, policy, signed.access_key, signed.signature)
 
 
 def missing_form_field(name: str) -> S3Error:
