@@ -12,8 +12,6 @@ PUT. A form with no policy is anonymous, refused as every anonymous write is; th
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 from collections.abc import AsyncIterator
@@ -27,6 +25,7 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import post_policy, xml
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth import sigv4
+from pyozone.s3g.auth.checksums import decode_content_md5
 from pyozone.s3g.auth.payload import Payload
 from pyozone.s3g.authenticate import signing_key
 from pyozone.s3g.body import RequestBody
@@ -167,7 +166,8 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
     fields = s3.headers
     metadata = object_metadata(fields)
     tags = _tags(fields.get(TAGGING))
-    content_md5 = _content_md5(fields.get("Content-MD5"))
+    md5 = fields.get("Content-MD5")
+    content_md5 = None if md5 is None else decode_content_md5(md5)
     try:
         out = await s3.gateway.client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=0, replication=storage_class(fields),
@@ -224,18 +224,6 @@ def _tags(document: str | None) -> dict[str, str]:
     return check_tags(
         [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
     )
-
-
-def _content_md5(value: str | None) -> bytes | None:
-    if value is None:
-        return None
-    try:
-        digest = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        digest = b""
-    if len(digest) != 16:
-        raise S3Error(S3ErrorCode.InvalidDigest)
-    return digest
 
 
 def _answer(
