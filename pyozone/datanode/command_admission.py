@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import (
-    ReplicateContainerCommand,
-    ReplicationCommandPriority,
     SCMCommand,
     is_low_priority_replication,
 )
@@ -56,9 +54,7 @@ class QueueLimits:
 
 def replication_priority(command: SCMCommand) -> int:
     """Sort key among waiting replication commands (with arrival order after it): NORMAL before LOW."""
-    if isinstance(command, ReplicateContainerCommand) and command.priority is ReplicationCommandPriority.LOW:
-        return 1
-    return 0
+    return int(is_low_priority_replication(command))
 
 
 class CommandAdmission:

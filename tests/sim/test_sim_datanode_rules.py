@@ -76,7 +76,7 @@ class OperationalState(CommandHandler):
         self.queue[0].set_out_of_service(command.state is not NodeOperationalState.IN_SERVICE)
 
 
-async def daemon_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int]]]:
+async def daemon_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int], int]]:
     holder: list[CommandQueue] = []
     handlers = {
         SCMCommandType.replicateContainerCommand: Blocked(),
@@ -89,15 +89,13 @@ async def daemon_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int]
         queue.observe_term(TERM)
         taken = [queue.submit(command) for command in batch]
         await wait_for_async(lambda: queue.counts()[SCMCommandType.setNodeOperationalStateCommand] == 0, 5)
-        replication = {
-            SCMCommandType.replicateContainerCommand: queue.counts()[SCMCommandType.replicateContainerCommand]
-        }
-        seen.append((taken, replication))
+        rep = SCMCommandType.replicateContainerCommand
+        seen.append((taken, {rep: queue.counts()[rep]}, queue.queue_report()[rep]))
     await queue.close(0)
     return seen
 
 
-def sim_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int]]]:
+def sim_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int], int]]:
     node = SimDatanode(DatanodeDetails("dn-sim", "sim", "127.0.0.1"), node_report("dn-sim", 1, 1))
     node.start_process(LIMITS)
     seen = []
@@ -107,13 +105,11 @@ def sim_decisions() -> list[tuple[list[bool], dict[SCMCommandType, int]]]:
             dropped = node.commands_dropped
             node.receive([command], TERM, NOW)
             taken.append(node.commands_dropped == dropped)
-        counts = node.admission.counts(node.replications()) if node.admission else {}
-        seen.append(
-            (
-                taken,
-                {SCMCommandType.replicateContainerCommand: counts[SCMCommandType.replicateContainerCommand]},
-            )
-        )
+        assert node.admission is not None
+        rep = SCMCommandType.replicateContainerCommand
+        counts = node.admission.counts(node.replications())
+        reported = node.admission.queue_report(node.replications())  # what its heartbeat tells SCM
+        seen.append((taken, {rep: counts[rep]}, reported[rep]))
     return seen
 
 
@@ -125,6 +121,7 @@ def test_sim_and_daemon_take_and_count_the_same_commands() -> None:
     assert first == (
         [False, False, True, True, True, True, True, False, True],
         {SCMCommandType.replicateContainerCommand: 6},
+        4,  # the queue report leaves the two LOW ones (4 and 6) out
     )
     assert third[1] == {SCMCommandType.replicateContainerCommand: 9}  # 3 workers + 5 NORMAL and 1 LOW waiting
 

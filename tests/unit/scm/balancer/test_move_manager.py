@@ -227,6 +227,9 @@ def test_a_copy_in_maintenance_or_closing_meanwhile_does_not_end_a_move() -> Non
     h = BalancerHarness(datanodes=7)
     in_maintenance, closing = h.container(h.dns[0:3]), h.container(h.dns[0:3])
     entering = h.container([h.dns[0], h.dns[2], h.dns[5]])
+    # an extra UNHEALTHY copy that never counted, and one on a datanode already decommissioning
+    extra_unhealthy = h.container([*h.dns[0:3], h.dns[6]])
+    h.add_replica(extra_unhealthy, h.dns[6], "UNHEALTHY")
     h.add_replica(closing, h.dns[2], "QUASI_CLOSED")
     h.set_op_state(h.dns[1], NodeOperationalState.ENTERING_MAINTENANCE)
     h.set_op_state(h.dns[1], NodeOperationalState.IN_MAINTENANCE)
@@ -235,10 +238,11 @@ def test_a_copy_in_maintenance_or_closing_meanwhile_does_not_end_a_move() -> Non
     assert h.moves.move(in_maintenance, h.dns[0], h.dns[3]) is None
     assert h.moves.move(closing, h.dns[0], h.dns[4]) is None
     assert h.moves.move(entering, h.dns[0], h.dns[6]) is None
+    started = h.moves.move(extra_unhealthy, h.dns[0], h.dns[4])
     h.add_replica(closing, h.dns[2], "CLOSED")
     h.set_op_state(h.dns[5], NodeOperationalState.ENTERING_MAINTENANCE)
     h.moves.check()
-    assert h.results == []
+    assert started is None and h.results == []
     h.report_copy(in_maintenance, h.dns[3])
     h.report_copy(closing, h.dns[4])
     assert sorted(d.container_id for _, d in h.deletes()) == sorted([in_maintenance, closing])
