@@ -416,3 +416,25 @@ def test_anonymous_bodies_are_refused_within_the_pre_data_bound(gateway: Gateway
     ):
         status, _, answer = send(gateway, body, "multipart/form-data; boundary=B")
         assert (status, error(answer)[0]) == (400, code)
+
+
+@pytest.mark.parametrize(
+    ("md5", "expected"),
+    [("1B2M2Y8AsgTpgAmY7PhCfg==", 204), ("XrY7u+Ae7tCTyyK7j1rNww==", 400)],  # the empty file's, another's
+    ids=["right", "wrong"],
+)
+def test_a_content_md5_field_is_checked(gateway: GatewayOnThread, s3: Any, md5: str, expected: int) -> None:
+    """The file's Content-MD5 field, as on a PUT: a wrong one is BadDigest and stores nothing."""
+    key = f"md5-{expected}.txt"
+    status, _, body = post(gateway, presigned(s3, key, {"Content-MD5": md5}, [{"Content-MD5": md5}]))
+    assert status == expected, body
+    if expected == 400:
+        assert error(body)[0] == "BadDigest"
+        assert "Contents" not in s3.list_objects_v2(Bucket=BUCKET, Prefix=key)
+
+
+def test_a_checksum_field_is_not_implemented(gateway: GatewayOnThread, s3: Any) -> None:
+    value = "AAAAAA=="
+    form = presigned(s3, "crc.txt", {"x-amz-checksum-crc32": value}, [{"x-amz-checksum-crc32": value}])
+    status, _, body = post(gateway, form)
+    assert (status, error(body)[0]) == (501, "NotImplemented")
