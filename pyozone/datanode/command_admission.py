@@ -15,8 +15,10 @@ node is decommissioning or in maintenance; some types have a cap on how many may
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pyozone.config import OzoneConfiguration
@@ -57,6 +59,43 @@ def replication_priority(command: SCMCommand) -> int:
     return int(is_low_priority_replication(command))
 
 
+class WaitingCommands:
+    """Commands taken and not yet run, lowest (priority, arrival) first, with the tallies admission reads
+    kept as commands come and go: a heartbeat may bring thousands of replicates into a queue of thousands,
+    and counting the queue for each of them was O(n) a command."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, SCMCommand]] = []
+        self._arrival = itertools.count()
+        self.of_type: Counter[SCMCommandType] = Counter()
+        self.low_priority = 0  # LOW priority replicates among them (is_low_priority_replication)
+
+    def push(self, command: SCMCommand, priority: int = 0) -> None:
+        heapq.heappush(self._heap, (priority, next(self._arrival), command))
+        self._tally(command, 1)
+
+    def pop(self) -> SCMCommand:
+        _, _, command = heapq.heappop(self._heap)
+        self._tally(command, -1)
+        return command
+
+    def _tally(self, command: SCMCommand, step: int) -> None:
+        self.of_type[command.type] += step
+        self.low_priority += step * is_low_priority_replication(command)
+
+    def clear(self) -> None:
+        self._heap.clear()
+        self.of_type.clear()
+        self.low_priority = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def __iter__(self) -> Iterator[SCMCommand]:
+        """In no particular order (counting needs none)."""
+        return (command for _, _, command in self._heap)
+
+
 class CommandAdmission:
     def __init__(
         self, limits: QueueLimits, handled: Iterable[SCMCommandType], out_of_service: bool = False
@@ -87,7 +126,7 @@ class CommandAdmission:
     def expired(command: SCMCommand, now_epoch_ms: int) -> bool:
         return 0 < command.deadline_epoch_ms < now_epoch_ms
 
-    def refusal(self, command: SCMCommand, now_epoch_ms: int, waiting: Sequence[SCMCommand]) -> str:
+    def refusal(self, command: SCMCommand, now_epoch_ms: int, waiting: WaitingCommands) -> str:
         """Why the command is not taken ("" to take it); `waiting`: the commands of its lane not yet run."""
         if command.type not in self.handled:
             return f"no handler for {command.type.name}"
@@ -98,11 +137,11 @@ class CommandAdmission:
         if command.type in REPLICATION_TYPES and self._queue_full(command, waiting):
             return f"the replication queue is full ({self.replication_queue_limit})"
         limit = self.limits.per_type.get(command.type)
-        if limit is not None and sum(c.type is command.type for c in waiting) >= limit:
+        if limit is not None and waiting.of_type[command.type] >= limit:
             return f"{limit} {command.type.name} commands are already queued"
         return ""
 
-    def _queue_full(self, command: SCMCommand, waiting: Sequence[SCMCommand]) -> bool:
+    def _queue_full(self, command: SCMCommand, waiting: WaitingCommands) -> bool:
         """A LOW priority replicate finds the queue full at the limit; NORMAL work counts only NORMAL
         work against it: SCM, which does not see the LOW replicates (`queue_report`), sends repairs to a
         datanode whose queue the balancer filled, and they must not be dropped (up to twice the limit
@@ -110,7 +149,7 @@ class CommandAdmission:
         limit = self.replication_queue_limit
         if is_low_priority_replication(command):
             return len(waiting) >= limit
-        return sum(1 for c in waiting if not is_low_priority_replication(c)) >= limit
+        return len(waiting) - waiting.low_priority >= limit
 
     def refusal_at_start(self, command: SCMCommand, now_epoch_ms: int) -> str:
         """Why a queued command is not run when a worker takes it ("" to run it): its deadline passed while

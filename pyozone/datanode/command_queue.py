@@ -13,8 +13,6 @@ failed, dropped) per type, and keeps the last RECENT outcomes.
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import logging
 import time
 from collections import Counter, deque
@@ -25,6 +23,7 @@ from pyozone.datanode.command_admission import (
     REPLICATION_TYPES,
     CommandAdmission,
     QueueLimits,
+    WaitingCommands,
     replication_priority,
 )
 from pyozone.hdds.commands import SCMCommand
@@ -72,13 +71,12 @@ class _Lane:
         self.name = name
         self.workers = workers
         self._run = run
-        self._waiting: list[tuple[int, int, SCMCommand]] = []
+        self.waiting = WaitingCommands()
         self._running: dict[asyncio.Task[None], SCMCommand] = {}
-        self._arrival = itertools.count()
         self._closed = False
 
     def push(self, command: SCMCommand, priority: int = 0) -> None:
-        heapq.heappush(self._waiting, (priority, next(self._arrival), command))
+        self.waiting.push(command, priority)
         self._pump()
 
     def resize(self, workers: int) -> None:
@@ -86,17 +84,14 @@ class _Lane:
         self.workers = workers
         self._pump()
 
-    def waiting(self) -> list[SCMCommand]:
-        return [c for _, _, c in self._waiting]
-
     def commands(self) -> Iterator[SCMCommand]:
         """Waiting and running."""
-        yield from self.waiting()
+        yield from self.waiting
         yield from self._running.values()
 
     def _pump(self) -> None:
-        while not self._closed and self._waiting and len(self._running) < self.workers:
-            _, _, command = heapq.heappop(self._waiting)
+        while not self._closed and self.waiting and len(self._running) < self.workers:
+            command = self.waiting.pop()
             task = asyncio.get_running_loop().create_task(
                 self._run(command), name=f"{self.name}-{command.id}"
             )
@@ -110,9 +105,9 @@ class _Lane:
     async def close(self, grace_s: float) -> None:
         """Abandons waiting commands; running ones get `grace_s` to finish, then are cancelled."""
         self._closed = True
-        if self._waiting:
-            log.warning("%s: abandoning %d queued commands at shutdown", self.name, len(self._waiting))
-            self._waiting.clear()
+        if self.waiting:
+            log.warning("%s: abandoning %d queued commands at shutdown", self.name, len(self.waiting))
+            self.waiting.clear()
         running = list(self._running)
         if not running:
             return
@@ -175,7 +170,7 @@ class CommandQueue:
             return False
         replication = command.type in REPLICATION_TYPES
         lane = self._replication if replication else self._commands
-        reason = self.admission.refusal(command, self._now_ms(), lane.waiting())
+        reason = self.admission.refusal(command, self._now_ms(), lane.waiting)
         if reason:
             log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
             handler.on_dropped(command, reason)

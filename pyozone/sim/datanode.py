@@ -34,6 +34,7 @@ from pyozone.datanode.command_admission import (
     REPLICATION_TYPES,
     CommandAdmission,
     QueueLimits,
+    WaitingCommands,
     replication_priority,
 )
 from pyozone.datanode.pipeline_raft import NO_LEADER_REASON, slow_member_reason
@@ -101,7 +102,7 @@ class SimDatanode:
     failed_pipelines: set[str] = field(default_factory=set)  # their log takes no close entry
     waiting_for_log: dict[int, str] = field(default_factory=dict)  # CLOSING replica -> its failed pipeline
     executed: dict[SCMCommandType, int] = field(default_factory=dict)
-    replication_queue: list[SCMCommand] = field(default_factory=list)  # waiting
+    replication_queue: WaitingCommands = field(default_factory=WaitingCommands)
     replications_running: list[SCMCommand] = field(default_factory=list)
     admission: CommandAdmission | None = None  # the datanode process's; new at every (re)start
     replications_done: int = 0
@@ -260,7 +261,7 @@ class SimDatanode:
             if command.type is SCMCommandType.reregisterCommand:
                 self.registered = False
             else:
-                waiting = self.replication_queue if command.type in REPLICATION_TYPES else ()
+                waiting = self.replication_queue if command.type in REPLICATION_TYPES else _RUN_AT_ONCE
                 if admission.refusal(command, now_epoch_ms, waiting):
                     self.commands_dropped += 1
                     continue
@@ -328,7 +329,7 @@ class SimDatanode:
 
     def _replicate(self, command: SCMCommand) -> None:
         """Replicate and reconstruct commands wait for a replication worker alike."""
-        self.replication_queue.append(command)
+        self.replication_queue.push(command, replication_priority(command))
 
     def replications(self) -> list[SCMCommand]:
         """Running and waiting: what the command queue report counts."""
@@ -339,9 +340,8 @@ class SimDatanode:
         passed, or whose SCM term went stale, while it waited is dropped instead (as the daemon's queue
         does when a worker takes it)."""
         admission = self._admission()
-        self.replication_queue.sort(key=replication_priority)  # stable: arrival order within a priority
         while self.replication_queue and len(self.replications_running) < admission.replication_workers:
-            command = self.replication_queue.pop(0)
+            command = self.replication_queue.pop()
             if admission.refusal_at_start(command, now_epoch_ms):
                 self.replications_expired += 1
             else:
@@ -535,3 +535,5 @@ _HANDLERS = {
 }
 _QUEUED = frozenset(_HANDLERS)
 """What the datanode's command queue takes; reregister is the heartbeat loop's own."""
+_RUN_AT_ONCE = WaitingCommands()
+"""What waits before a command other than a replication here: nothing (each runs as it arrives)."""

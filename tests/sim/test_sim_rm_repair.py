@@ -194,7 +194,7 @@ def test_expired_replicate_commands_are_dropped_by_the_datanode():
     assert node.commands_dropped == 1 and node.replications() == []
     running, waiting = command(first, now + 60_000), command(second, now + 1)
     node.receive([running, waiting], term, now)
-    assert node.replications_running == [running] and node.replication_queue == [waiting]
+    assert node.replications_running == [running] and list(node.replication_queue) == [waiting]
     node.run_replications(now + 2, c.datanodes)  # the one worker copies `first`, then `second` is stale
     assert first in c.datanodes[target].replicas and second not in c.datanodes[target].replicas
     assert node.replications_expired == 1 and node.replications() == []
