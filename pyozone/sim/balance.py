@@ -73,9 +73,9 @@ class BalancerRun:
         balancer = self.cluster.scm.balancer
         spread = UtilizationSpread.of(self.cluster.scm)
         statuses = balancer.iteration_statuses()
-        # the run's finished iterations by SCM's counters (the simulator runs one; SCM keeps only the
-        # latest iterations' statuses), and the one under way
-        done, current = balancer.metrics, [] if balancer.iteration is None else statuses[-1:]
+        # the run's finished iterations by its counters (SCM keeps only the latest iterations' statuses),
+        # and the one under way
+        done, current = balancer.run_metrics, [] if balancer.iteration is None else statuses[-1:]
         return {
             "event": "balancer",
             "status": balancer.status.name,

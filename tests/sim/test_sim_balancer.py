@@ -279,12 +279,12 @@ def test_a_restored_datanode_reports_its_replicas_bytes() -> None:
 
 
 def test_the_simulators_balancer_row_counts_every_iteration() -> None:
-    """R27 D4: SCM keeps only the latest iterations' statuses; the row's totals are SCM's counters."""
+    """R27 D4: SCM keeps only the latest iterations' statuses; the row's totals are the run's counters."""
     c = skewed_cluster(datanodes=3, racks=1, containers=30, empty=0)
     balancer = c.scm.balancer
     for number in range(1, 61):
         status = IterationStatus(number, IterationResult.ITERATION_COMPLETED, 60, 4, 3, 1, 0, 1, 1, 2)
         balancer.history.append(status)
-        balancer.metrics.iteration_ended(status)
+        balancer.run_metrics.iteration_ended(status)
     row = BalancerRun(c, 0, True, lambda: True, 1).row()
     assert row is not None and (row["iteration"], row["movesCompleted"], row["movesFailed"]) == (60, 180, 60)

@@ -124,6 +124,9 @@ class ContainerBalancer:
         self._services_ready = services_ready
         self._table = store.table("statefulServiceConfig", StrKeyCodec(), JsonCodec())
         self.metrics = ContainerBalancerMetrics()
+        self.run_metrics = ContainerBalancerMetrics()
+        """The same counters over the current (or last) run only: the simulator's rows and `analytics
+        balance` total a run, and `history` keeps only its latest iterations."""
         self.moves = MoveManager(clock, nodes, containers, replication)
         self.moves.listener = self._on_move_result
         self.status = ContainerBalancerStatus.STOPPED
@@ -264,6 +267,7 @@ class ContainerBalancer:
         self.moves.clear()
         self.status = ContainerBalancerStatus.RUNNING
         self.history.clear()
+        self.run_metrics = ContainerBalancerMetrics()
         self.iteration = None
         self.next_index = index
         self._next_iteration_ms = self._clock.now_ms()
@@ -318,8 +322,7 @@ class ContainerBalancer:
             return
         iteration.finish(interrupted=False)
         self.iteration = None
-        self.history.append(iteration.status(self._clock.now_ms()))
-        self.metrics.iteration_ended(self.history[-1])
+        self._iteration_ended(iteration.status(self._clock.now_ms()))
         log.info("Result of this iteration of Container Balancer: %s", self.history[-1])
         if iteration.result is IterationResult.CAN_NOT_BALANCE_ANY_MORE:
             self._stop_with_save(IterationResult.CAN_NOT_BALANCE_ANY_MORE.value)
@@ -353,9 +356,13 @@ class ContainerBalancer:
     def _stop_task(self, reason: str) -> None:
         if self.iteration is not None:
             self.iteration.finish(interrupted=True)
-            self.history.append(self.iteration.status(self._clock.now_ms()))
-            self.metrics.iteration_ended(self.history[-1])
+            self._iteration_ended(self.iteration.status(self._clock.now_ms()))
         self._halt(reason)
+
+    def _iteration_ended(self, status: IterationStatus) -> None:
+        self.history.append(status)
+        self.metrics.iteration_ended(status)
+        self.run_metrics.iteration_ended(status)
 
     def _halt(self, reason: str) -> None:
         self.iteration = None

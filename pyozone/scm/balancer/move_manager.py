@@ -139,7 +139,7 @@ class MoveManager:
         self.move_timeout_ms = 65 * 60_000
         self.replication_timeout_ms = 50 * 60_000
         self.pending: dict[ContainerID, MoveOperation] = {}
-        self._to_check: deque[ContainerID] = deque()
+        self._to_check: deque[tuple[ContainerID, MoveOperation]] = deque()
         """The replicating moves in the order `check` looks at them: from the left, back to the right."""
         self.listener: MoveListener | None = None
         replication.pending_ops.subscribe(self._op_done)
@@ -186,10 +186,11 @@ class MoveManager:
             return MoveResult.REPLICATION_NOT_HEALTHY_AFTER_MOVE
         now = self._clock.wall_ms()
         index = holders[source].replica_index
-        self._to_check.append(container_id)
-        self.pending[container_id] = MoveOperation(
+        move = MoveOperation(
             MoveDataNodePair(source, target), index, now, frozenset(self._holder(r) for r in replicas)
         )
+        self.pending[container_id] = move
+        self._to_check.append((container_id, move))
         self._rm.sender.send_low_priority_replication(
             container, source, target, index, now + self.replication_timeout_ms
         )
@@ -265,16 +266,17 @@ class MoveManager:
         100 ms a tick when all were looked at), and a move that can no longer complete ends within
         len(pending) / CHECK_STEP ticks, seconds, where its pending ADD would hide the container's
         state from the Replication Manager for the replication timeout. A queue, not an index into
-        `pending`: moves ending ahead of the others never make it skip any."""
+        `pending`: moves ending ahead of the others never make it skip any. An entry names its move, so
+        one left by a move that ended (or went on to deleting) is dropped, never checked for a later move
+        of the same container."""
         ended: list[ContainerID] = []
         for _ in range(min(CHECK_STEP, len(self._to_check))):
-            container_id = self._to_check.popleft()
-            move = self.pending.get(container_id)
-            if move is None or move.deleting:  # ended, or past replicating: nothing more to look at
+            container_id, move = self._to_check.popleft()
+            if self.pending.get(container_id) is not move:  # ended, or past replicating
                 continue
             failure = self._cannot_complete(container_id, move)
             if failure is None:
-                self._to_check.append(container_id)
+                self._to_check.append((container_id, move))
             else:
                 self._complete(container_id, failure)
                 ended.append(container_id)

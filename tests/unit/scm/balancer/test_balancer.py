@@ -115,6 +115,26 @@ def test_an_iteration_moves_then_the_run_stops_once_balanced() -> None:
     assert h.balancer.persisted()["shouldRun"] is False
 
 
+def test_a_second_run_counts_only_its_own_moves() -> None:
+    """Reread A5: `run_metrics` (the simulator's rows) restart with each run; `metrics` (/prom) keep
+    counting since SCM started."""
+    h = BalancerHarness()
+    skewed(h, containers=6)
+    h.balancer.start(h.balancer.default_config.with_options(max_size_entering_target=3 << 30))
+    h.scm.tick()
+    complete_moves(h)
+    h.scm.tick()
+    h.balancer.stop()
+    assert (h.balancer.run_metrics.num_container_moves_completed, h.balancer.metrics.num_iterations) == (3, 1)
+    h.balancer.start()
+    assert h.balancer.run_metrics.num_container_moves_completed == 0
+    h.scm.tick()
+    h.balancer.stop()
+    assert h.balancer.run_metrics.num_container_moves_failed == 0
+    assert (h.balancer.run_metrics.num_iterations, h.balancer.metrics.num_iterations) == (1, 2)
+    assert h.balancer.metrics.num_container_moves_completed == 3
+
+
 def test_the_next_iteration_waits_the_interval() -> None:
     h = BalancerHarness()
     skewed(h, containers=6)

@@ -224,12 +224,14 @@ def test_a_copy_in_maintenance_or_closing_meanwhile_does_not_end_a_move() -> Non
     """R27 D1: what the move relies on is what counted when it started: a copy already on a datanode in
     maintenance stays counted, a QUASI_CLOSED copy the RM closes meanwhile counts all along, and a copy
     whose datanode enters maintenance mid-move still counts toward the maintenance minimum."""
-    h = BalancerHarness(datanodes=7)
+    h = BalancerHarness(datanodes=8)
     in_maintenance, closing = h.container(h.dns[0:3]), h.container(h.dns[0:3])
     entering = h.container([h.dns[0], h.dns[2], h.dns[5]])
     # an extra UNHEALTHY copy that never counted, and one on a datanode already decommissioning
     extra_unhealthy = h.container([*h.dns[0:3], h.dns[6]])
     h.add_replica(extra_unhealthy, h.dns[6], "UNHEALTHY")
+    extra_decommissioning = h.container([h.dns[0], h.dns[2], h.dns[3], h.dns[7]])
+    h.set_op_state(h.dns[7], NodeOperationalState.DECOMMISSIONING)
     h.add_replica(closing, h.dns[2], "QUASI_CLOSED")
     h.set_op_state(h.dns[1], NodeOperationalState.ENTERING_MAINTENANCE)
     h.set_op_state(h.dns[1], NodeOperationalState.IN_MAINTENANCE)
@@ -238,11 +240,14 @@ def test_a_copy_in_maintenance_or_closing_meanwhile_does_not_end_a_move() -> Non
     assert h.moves.move(in_maintenance, h.dns[0], h.dns[3]) is None
     assert h.moves.move(closing, h.dns[0], h.dns[4]) is None
     assert h.moves.move(entering, h.dns[0], h.dns[6]) is None
-    started = h.moves.move(extra_unhealthy, h.dns[0], h.dns[4])
+    started = [
+        h.moves.move(extra_unhealthy, h.dns[0], h.dns[4]),
+        h.moves.move(extra_decommissioning, h.dns[0], h.dns[6]),
+    ]
     h.add_replica(closing, h.dns[2], "CLOSED")
     h.set_op_state(h.dns[5], NodeOperationalState.ENTERING_MAINTENANCE)
     h.moves.check()
-    assert started is None and h.results == []
+    assert started == [None, None] and h.results == []
     h.report_copy(in_maintenance, h.dns[3])
     h.report_copy(closing, h.dns[4])
     assert sorted(d.container_id for _, d in h.deletes()) == sorted([in_maintenance, closing])
@@ -282,6 +287,22 @@ def test_moves_ending_between_checks_make_none_wait_longer(
     h.moves.check()
     h.moves.check()
     assert looked == cids  # 3 ticks for 6 moves, none skipped
+
+
+def test_a_container_moved_again_after_a_cancel_is_checked_once_a_round(
+    h: BalancerHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reread A6: the entry a cancelled move left in the check queue is dropped, not checked for the
+    container's next move (which had two entries, so twice each round, while it ran)."""
+    cid = h.container(h.dns[0:3])
+    assert h.moves.move(cid, h.dns[0], h.dns[3]) is None
+    h.moves.cancel(cid)
+    assert h.moves.move(cid, h.dns[0], h.dns[4]) is None
+    looked: list[int] = []
+    monkeypatch.setattr(h.moves, "_cannot_complete", lambda cid, move: looked.append(cid))
+    h.moves.check()
+    h.moves.check()
+    assert looked == [cid, cid]  # two rounds, once each
 
 
 def test_cancel_and_clear_withdraw_the_adds_of_replicating_moves(h: BalancerHarness) -> None:
