@@ -10,7 +10,7 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
-from pyozone.s3g.buckets import owner, xml_response
+from pyozone.s3g.buckets import bucket_owner, owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import CANNED_ACL, PRIVATE
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
@@ -23,16 +23,6 @@ FULL_CONTROL = "FULL_CONTROL"
 
 EXPECTED_OWNER = "x-amz-expected-bucket-owner"
 SOURCE_EXPECTED_OWNER = "x-amz-source-expected-bucket-owner"
-
-
-async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
-    """The owner in OM of the request's bucket (or of bucket `name`): the S3 user who created it."""
-    name = name or s3.bucket
-    try:
-        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, name)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=name) from None
-    return bucket.owner
 
 
 async def expected_owners(s3: S3Request) -> None:

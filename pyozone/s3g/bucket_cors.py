@@ -10,15 +10,15 @@ A preflight carries no credentials: the gateway reads the configuration as itsel
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.s3_cors import CORSConfiguration, CORSError, parse
+from pyozone.hdds.s3_cors import CORSError, parse
 from pyozone.s3g import cors
-from pyozone.s3g.buckets import xml_response
+from pyozone.s3g.buckets import bucket_owner, xml_response
+from pyozone.s3g.cors_cache import NO_BUCKET, BucketCors
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import require_body_digest
 from pyozone.s3g.om_errors import s3_error
@@ -30,12 +30,21 @@ log = logging.getLogger(__name__)
 
 async def _check_owner(s3: S3Request) -> None:
     """The requester must own the bucket; another user's is AccessDenied, as Amazon's default answers."""
-    try:
-        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
-    if bucket.owner != s3.user:
+    if await bucket_owner(s3) != s3.user:
         raise S3Error(S3ErrorCode.AccessDenied)
+
+
+async def _change(s3: S3Request, body: bytes | None) -> None:
+    """Has OM keep `body` as the bucket's configuration (None: delete it); this gateway forgets it."""
+    client, volume = s3.gateway.client, s3.gateway.volume
+    with s3.gateway.cors.forgetting(s3.bucket):
+        try:
+            if body is None:
+                await client.delete_bucket_cors(volume, s3.bucket)
+            else:
+                await client.put_bucket_cors(volume, s3.bucket, body)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
 
 
 async def put_bucket_cors(s3: S3Request) -> web.Response:
@@ -45,12 +54,7 @@ async def put_bucket_cors(s3: S3Request) -> web.Response:
     require_body_digest(s3.headers)
     body = await s3.body.read_all()
     cors.parse(body)
-    try:
-        await s3.gateway.client.put_bucket_cors(s3.gateway.volume, s3.bucket, body)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
-    finally:
-        s3.gateway.cors.forget(s3.bucket)
+    await _change(s3, body)
     return web.Response(status=200)
 
 
@@ -68,44 +72,33 @@ async def get_bucket_cors(s3: S3Request) -> web.Response:
 async def delete_bucket_cors(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had a configuration, as Amazon answers."""
     await _check_owner(s3)
-    try:
-        await s3.gateway.client.delete_bucket_cors(s3.gateway.volume, s3.bucket)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
-    finally:
-        s3.gateway.cors.forget(s3.bucket)
+    await _change(s3, None)
     return web.Response(status=204)
 
 
-async def configuration(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
-    """The bucket's configuration (None: it has none), read as the gateway itself, at most once per
-    cache period. One OM keeps and this gateway cannot read (a newer OM's, say) counts as none: CORS must
-    not break the bucket's other requests."""
-    known, config = gateway.cors.get(bucket)
-    if known:
-        return config
-    cache = gateway.cors
-    reading = cache.reading.get(bucket)
-    if reading is None:  # the first request since the entry went: it reads, the others wait for it
-        reading = cache.reading[bucket] = asyncio.ensure_future(_read(gateway, bucket))
-        reading.add_done_callback(
-            lambda done: cache.reading.pop(bucket) if cache.reading.get(bucket) is done else None
-        )
-    return await asyncio.shield(reading)  # a waiter's cancellation leaves the read to the others
+async def configuration(gateway: Gateway, bucket: str) -> BucketCors:
+    """The bucket's configuration, or that it has none or that there is no such bucket, read as the
+    gateway itself, at most once per cache period. One OM keeps and this gateway cannot read (a newer
+    OM's, say) counts as none: CORS must not break the bucket's other requests."""
+    return await gateway.cors.load(bucket, lambda: _read(gateway, bucket))
 
 
-async def _read(gateway: Gateway, bucket: str) -> CORSConfiguration | None:
-    generation = gateway.cors.generation
-    text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
+async def _read(gateway: Gateway, bucket: str) -> tuple[BucketCors, int]:
+    try:
+        text = await gateway.client.get_bucket_cors(gateway.volume, bucket)
+    except OzoneClientError as e:
+        if s3_error(e).code is S3ErrorCode.NoSuchBucket:
+            return NO_BUCKET, 0
+        raise
+    if text is None:
+        return BucketCors(None), 0
     try:  # no size limit: OM checked the body as sent; what it keeps may be longer (R29's N1)
-        config = parse(text, limit=None) if text is not None else None
+        return BucketCors(parse(text, limit=None)), len(text)
     except CORSError as e:
         log.warning(
             "bucket %s: its CORS configuration is unreadable (%s); answering as if it had none", bucket, e
         )
-        config = None
-    gateway.cors.put(bucket, config, len(text or b""), generation)
-    return config
+        return BucketCors(None), len(text)
 
 
 async def preflight(gateway: Gateway, http: web.Request, where: Target) -> web.Response:
@@ -116,14 +109,14 @@ async def preflight(gateway: Gateway, http: web.Request, where: Target) -> web.R
     if where.bucket is None:
         raise cors.forbidden(cors.NO_BUCKET, method, cors.ResourceType.BUCKET)
     try:
-        config = await configuration(gateway, where.bucket)
+        found = await configuration(gateway, where.bucket)
     except OzoneClientError as e:
-        error = s3_error(e)
-        if error.code is S3ErrorCode.NoSuchBucket:
-            raise cors.forbidden(cors.NO_BUCKET, method, cors.ResourceType.BUCKET) from None
-        raise error from None
+        raise s3_error(e) from None
+    if not found.bucket_exists:
+        raise cors.forbidden(cors.NO_BUCKET, method, cors.ResourceType.BUCKET)
     return web.Response(
-        status=200, headers=cors.preflight(config, origin, http.headers, on_object=where.key is not None)
+        status=200,
+        headers=cors.preflight(found.config, origin, http.headers, on_object=where.key is not None),
     )
 
 
@@ -133,7 +126,7 @@ async def answer_headers(gateway: Gateway, http: web.Request, where: Target) -> 
     if cors.ORIGIN not in http.headers or where.bucket is None:
         return {}
     try:
-        config = await configuration(gateway, where.bucket)
+        found = await configuration(gateway, where.bucket)
     except OzoneClientError:
         return {}
-    return cors.actual(config, http.headers, http.method)
+    return cors.actual(found.config, http.headers, http.method)

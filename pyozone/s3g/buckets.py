@@ -62,24 +62,33 @@ async def create_bucket(s3: S3Request) -> web.Response:
         region = config.findtext("LocationConstraint")
         if region not in (None, "", "us-east-1"):
             raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
-    try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
-        await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
-    except OzoneClientError as e:
-        error = s3_error(e, BucketName=s3.bucket)
-        if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
-            raise error from None
-        # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
-    finally:  # a new bucket of an old name: not the old one's CORS rules (R29's N2)
-        s3.gateway.cors.forget(s3.bucket)
+    # a new bucket of an old name: not the old one's CORS rules (R29's N2)
+    with s3.gateway.cors.forgetting(s3.bucket):
+        try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
+            await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
+        except OzoneClientError as e:
+            error = s3_error(e, BucketName=s3.bucket)
+            if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
+                raise error from None
+            # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+
+
+async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
+    """The owner in OM of the request's bucket (or of bucket `name`): the S3 user who created it."""
+    name = name or s3.bucket
+    try:
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, name)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=name) from None
+    return bucket.owner
 
 
 async def _owns(s3: S3Request) -> bool:
     try:
-        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
-    except OzoneClientError:
+        return await bucket_owner(s3) == s3.user
+    except S3Error:
         return False  # gone again, or not readable by the caller: not the caller's
-    return bucket.owner == s3.user
 
 
 async def head_bucket(s3: S3Request) -> web.Response:
@@ -93,12 +102,11 @@ async def head_bucket(s3: S3Request) -> web.Response:
 async def delete_bucket(s3: S3Request) -> web.Response:
     """OM deletes the bucket's CORS configuration with it; this gateway forgets it at once, so a bucket of
     the same name created after does not answer with the old owner's rules (R29's N2)."""
-    try:
-        await s3.gateway.client.delete_bucket(s3.gateway.volume, s3.bucket)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
-    finally:
-        s3.gateway.cors.forget(s3.bucket)
+    with s3.gateway.cors.forgetting(s3.bucket):
+        try:
+            await s3.gateway.client.delete_bucket(s3.gateway.volume, s3.bucket)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
     return web.Response(status=204)
 
 

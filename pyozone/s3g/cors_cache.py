@@ -6,13 +6,17 @@ oldest forgotten first) and short (TTL_MS): a change made through another gatewa
 this gateway's own PutBucketCors, DeleteBucketCors, CreateBucket and DeleteBucket forget the bucket at
 once, and an OM read that began before such a forget is not remembered (`generation`, R29's N5): it may
 hold what the change replaced. Concurrent requests for a bucket not remembered share one OM read
-(`reading`, single flight). The clock is injected, so the expiry is testable without sleeping.
+(`load`, single flight). A bucket that does not exist is remembered too (NO_BUCKET): anyone may send
+Origins or preflights for made-up names. The clock is injected, so the expiry is testable without sleeping.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.s3_cors import CORSConfiguration
@@ -20,6 +24,20 @@ from pyozone.hdds.s3_cors import CORSConfiguration
 TTL_MS = 3_000
 MAX_BUCKETS = 1_024
 MAX_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class BucketCors:
+    """What a lookup found: the bucket's configuration (None: it has none), or no bucket at all."""
+
+    config: CORSConfiguration | None
+    bucket_exists: bool = True
+
+
+NO_BUCKET = BucketCors(None, bucket_exists=False)
+
+Reader = Callable[[], Awaitable[tuple[BucketCors, int]]]
+"""Reads a bucket's configuration from OM: what it found, and the bytes of the document kept."""
 
 
 class CorsCache:
@@ -34,33 +52,51 @@ class CorsCache:
         self.ttl_ms = ttl_ms
         self.max_buckets = max_buckets
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, tuple[int, CORSConfiguration | None, int]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[int, BucketCors, int]] = OrderedDict()
         self._bytes = 0
         self.generation = 0
-        """Bumped by every forget: a reader passes the value it saw before asking OM to `put`."""
-        self.reading: dict[str, asyncio.Future[CORSConfiguration | None]] = {}
+        """Bumped by every forget: a read that began before one is not remembered."""
+        self.reading: dict[str, asyncio.Future[BucketCors]] = {}
         """The OM read in flight per bucket, which later requests await instead of reading again."""
 
-    def get(self, bucket: str) -> tuple[bool, CORSConfiguration | None]:
-        """(known, configuration): known False when the bucket is not remembered or expired."""
+    def get(self, bucket: str) -> BucketCors | None:
+        """What is remembered of the bucket; None when nothing is, or it expired."""
         found = self._entries.get(bucket)
         if found is None:
-            return False, None
-        expires_ms, config, _ = found
+            return None
+        expires_ms, cors, _ = found
         if self.clock.now_ms() >= expires_ms:
             self._drop(bucket)
-            return False, None
-        return True, config
+            return None
+        return cors
 
-    def put(
-        self, bucket: str, config: CORSConfiguration | None, size: int = 0, generation: int | None = None
-    ) -> None:
-        """`size`: the bytes of the document `config` was read from; `generation`: `self.generation` when
+    async def load(self, bucket: str, read: Reader) -> BucketCors:
+        """What is remembered, else what `read` finds, remembered: the first request since the entry went
+        reads, the others wait for it; a waiter's cancellation leaves the read to the others."""
+        known = self.get(bucket)
+        if known is not None:
+            return known
+        reading = self.reading.get(bucket)
+        if reading is None:
+            reading = self.reading[bucket] = asyncio.ensure_future(self._read(bucket, read))
+            reading.add_done_callback(
+                lambda done: self.reading.pop(bucket) if self.reading.get(bucket) is done else None
+            )
+        return await asyncio.shield(reading)
+
+    async def _read(self, bucket: str, read: Reader) -> BucketCors:
+        generation = self.generation
+        found, size = await read()
+        self.put(bucket, found, size, generation)
+        return found
+
+    def put(self, bucket: str, cors: BucketCors, size: int = 0, generation: int | None = None) -> None:
+        """`size`: the bytes of the document `cors` was read from; `generation`: `self.generation` when
         the read began; a forget since then means the read may be stale, and it is not remembered."""
         if generation is not None and generation != self.generation:
             return
         self._drop(bucket)
-        self._entries[bucket] = (self.clock.now_ms() + self.ttl_ms, config, size)
+        self._entries[bucket] = (self.clock.now_ms() + self.ttl_ms, cors, size)
         self._bytes += size
         while len(self._entries) > self.max_buckets or self._bytes > self.max_bytes:
             _, (_, _, dropped) = self._entries.popitem(last=False)
@@ -71,6 +107,15 @@ class CorsCache:
         self.generation += 1
         self.reading.pop(bucket, None)  # a request from now on reads again
         self._drop(bucket)
+
+    @contextmanager
+    def forgetting(self, bucket: str) -> Iterator[None]:
+        """Around a change of the bucket or its configuration: forgotten after it, whether it succeeded
+        or not (a call that failed may still have taken effect)."""
+        try:
+            yield
+        finally:
+            self.forget(bucket)
 
     def _drop(self, bucket: str) -> None:
         found = self._entries.pop(bucket, None)

@@ -25,7 +25,8 @@ class Operation(Enum):
     PUT_BUCKET_CORS = "PutBucketCors"
     DELETE_BUCKET_CORS = "DeleteBucketCors"
     OPTIONS_OBJECT = "OptionsObject"
-    """A browser's CORS preflight, to any bucket or key URL: answered unauthenticated (bucket_cors.py)."""
+    """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
+    before any other routing, unauthenticated (bucket_cors.py)."""
     LIST_OBJECTS = "ListObjects"
     LIST_OBJECTS_V2 = "ListObjectsV2"
     LIST_OBJECT_VERSIONS = "ListObjectVersions"
@@ -97,8 +98,6 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
     """S3's operation for a method and the subresources in the query; an unknown combination is
     MethodNotAllowed / NotImplemented, as S3 answers."""
     q = where.query
-    if method == "OPTIONS":  # whatever the query: the preflight of the request it names
-        return Operation.OPTIONS_OBJECT
     if where.bucket is None:
         if method == "GET":
             return Operation.LIST_BUCKETS

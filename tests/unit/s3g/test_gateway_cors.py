@@ -24,14 +24,23 @@ def put_cors(gateway: GatewayOnThread, bucket: str, body: bytes, user: str = "te
 
 
 def preflight(gateway: GatewayOnThread, bucket: str, origin: str, method: str) -> tuple[int, dict[str, str]]:
+    status, headers, _ = preflight_answer(gateway, bucket, origin, method)
+    return status, headers
+
+
+def preflight_answer(
+    gateway: GatewayOnThread, bucket: str, origin: str, method: str, path: str | None = None
+) -> tuple[int, dict[str, str], str]:
+    """OPTIONS of `path` (default: a key in `bucket`)."""
     connection = http.client.HTTPConnection("127.0.0.1", gateway.gateway.port, timeout=20)
     try:
         connection.request(
-            "OPTIONS", f"/{bucket}/k", headers={"Origin": origin, "Access-Control-Request-Method": method}
+            "OPTIONS",
+            path or f"/{bucket}/k",
+            headers={"Origin": origin, "Access-Control-Request-Method": method},
         )
         response = connection.getresponse()
-        response.read()
-        return response.status, dict(response.getheaders())
+        return response.status, dict(response.getheaders()), response.read().decode()
     finally:
         connection.close()
 
@@ -64,6 +73,52 @@ def test_a_bucket_made_again_by_another_user_has_none_of_the_old_rules(gateway: 
     bob.create_bucket(Bucket="reborn")
     status, headers = preflight(gateway, "reborn", APP, "PUT")
     assert status == 403 and "Access-Control-Allow-Origin" not in headers
+
+
+def test_this_gateway_s_own_changes_show_within_the_cache_period(gateway: GatewayOnThread) -> None:
+    """Reread B4: PutBucketCors and DeleteBucketCors forget the bucket here at once (each forget pinned:
+    every preflight below is within the cache's period of the one before)."""
+    s3 = gateway.boto3()
+    s3.create_bucket(Bucket="changing")
+    rules = [{"AllowedOrigins": [APP], "AllowedMethods": ["GET", "PUT"]}]
+    s3.put_bucket_cors(Bucket="changing", CORSConfiguration={"CORSRules": rules})
+    assert preflight(gateway, "changing", APP, "PUT")[0] == 200  # remembered now
+    rules[0]["AllowedMethods"] = ["GET"]
+    s3.put_bucket_cors(Bucket="changing", CORSConfiguration={"CORSRules": rules})
+    assert preflight(gateway, "changing", APP, "PUT")[0] == 403
+    assert preflight(gateway, "changing", APP, "GET")[0] == 200
+    s3.delete_bucket_cors(Bucket="changing")
+    status, _, body = preflight_answer(gateway, "changing", APP, "GET")
+    assert status == 403 and "CORS is not enabled for this bucket" in body
+
+
+def test_deleting_and_making_a_bucket_here_show_at_once(gateway: GatewayOnThread) -> None:
+    """Reread B4: DeleteBucket and CreateBucket forget the bucket here: a preflight answers "Bucket not
+    found" right after the delete (where the old rules were remembered), and "CORS is not enabled" right
+    after the create (where the missing bucket was)."""
+    s3 = gateway.boto3()
+    s3.create_bucket(Bucket="gone")
+    rules = [{"AllowedOrigins": [APP], "AllowedMethods": ["GET"]}]
+    s3.put_bucket_cors(Bucket="gone", CORSConfiguration={"CORSRules": rules})
+    assert preflight(gateway, "gone", APP, "GET")[0] == 200
+    s3.delete_bucket(Bucket="gone")
+    status, _, body = preflight_answer(gateway, "gone", APP, "GET")
+    assert status == 403 and "Bucket not found" in body
+    s3.create_bucket(Bucket="gone")
+    status, _, body = preflight_answer(gateway, "gone", APP, "GET")
+    assert status == 403 and "CORS is not enabled for this bucket" in body
+
+
+def test_a_preflight_is_answered_whatever_the_query_names(gateway: GatewayOnThread) -> None:
+    """A preflight is the browser's question about the request it names, subresources included (a
+    `?policy` the gateway does not serve); one with no bucket in its URL finds none."""
+    s3 = gateway.boto3()
+    s3.create_bucket(Bucket="queried")
+    rules = [{"AllowedOrigins": [APP], "AllowedMethods": ["GET"]}]
+    s3.put_bucket_cors(Bucket="queried", CORSConfiguration={"CORSRules": rules})
+    assert preflight_answer(gateway, "queried", APP, "GET", "/queried?policy")[0] == 200
+    status, _, body = preflight_answer(gateway, "", APP, "GET", "/")
+    assert status == 403 and "Bucket not found" in body
 
 
 RULE = (

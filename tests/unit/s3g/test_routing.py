@@ -77,9 +77,6 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?cors", {}, Operation.GET_BUCKET_CORS),
         ("PUT", "/b?cors", {}, Operation.PUT_BUCKET_CORS),
         ("DELETE", "/b?cors", {}, Operation.DELETE_BUCKET_CORS),
-        ("OPTIONS", "/b/k", {}, Operation.OPTIONS_OBJECT),
-        ("OPTIONS", "/b?policy", {}, Operation.OPTIONS_OBJECT),  # the preflight of what it names
-        ("OPTIONS", "/", {}, Operation.OPTIONS_OBJECT),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
