@@ -119,6 +119,12 @@ class FormDataParser:
             self._pre_data_bytes += count
             self._check_pre_data(0)
 
+    def _front(self, count: int) -> bytes:
+        """The buffer's first `count` bytes, copied once (`bytes(buffer[:count])` copies them twice: up to
+        buffer_size of the file each time); the views are released before the buffer is resized."""
+        with memoryview(self._buffer) as view, view[:count] as front:
+            return bytes(front)
+
     def _check_pre_data(self, pending: int) -> None:
         if not self._file_seen and self._pre_data_bytes + pending > self._max_pre_data_bytes:
             raise S3Error(
@@ -175,11 +181,11 @@ class FormDataParser:
             if at < 0:
                 keep = len(self._separator) - 1
                 if len(buffer) > keep:
-                    self._part_data(bytes(buffer[: len(buffer) - keep]), events)
+                    self._part_data(self._front(len(buffer) - keep), events)
                     self._consume(len(buffer) - keep)
                 return False
             if at:
-                self._part_data(bytes(buffer[:at]), events)
+                self._part_data(self._front(at), events)
             self._consume(at + len(self._separator))
             if self._part == FILE_FIELD:  # what follows the file is ignored, as Amazon ignores it
                 events.append(FileEnd())

@@ -133,7 +133,7 @@ def parse(raw_query: str, headers: Headers, now: datetime, *, region: str | None
         _check_skew(signed.amz_date, now)
     else:
         raise Unsigned
-    _check_scope(signed, region)
+    _check_scope(signed.service, signed.region, region, _query_error if signed.presigned else _malformed)
     _check_headers_signed(signed, headers)
     return signed
 
@@ -185,10 +185,7 @@ def parse_post(fields: Mapping[str, str], *, region: str | None = None) -> PostS
         )
     if date != amz_date[:8]:
         raise _form_error("Invalid credential date. Date is not the same as X-Amz-Date.", "x-amz-date")
-    if service != SERVICE:
-        raise _form_error(f"incorrect service '{service}'. This endpoint belongs to '{SERVICE}'.")
-    if region is not None and scope_region != region:
-        raise _form_error(f"the region '{scope_region}' is wrong; expecting '{region}'")
+    _check_scope(service, scope_region, region, _form_error)
     return PostSignature(access_key, date, scope_region, service, amz_date, fields["x-amz-signature"])
 
 
@@ -389,12 +386,15 @@ def _check_presigned_time(signed: SignedRequest, now: datetime) -> None:
         )
 
 
-def _check_scope(signed: SignedRequest, region: str | None) -> None:
-    error = _query_error if signed.presigned else _malformed
-    if signed.service != SERVICE:
-        raise error(f"incorrect service '{signed.service}'. This endpoint belongs to '{SERVICE}'.")
-    if region is not None and signed.region != region:
-        exc = error(f"the region '{signed.region}' is wrong; expecting '{region}'")
+def _check_scope(
+    service: str, scope_region: str, region: str | None, error: Callable[[str], S3Error]
+) -> None:
+    """The credential's scope names S3 and this gateway's region (None: any), each way of signing
+    answering with its own error."""
+    if service != SERVICE:
+        raise error(f"incorrect service '{service}'. This endpoint belongs to '{SERVICE}'.")
+    if region is not None and scope_region != region:
+        exc = error(f"the region '{scope_region}' is wrong; expecting '{region}'")
         exc.extra["Region"] = region
         raise exc
 
