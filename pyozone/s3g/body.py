@@ -42,22 +42,15 @@ class RequestBody:
             raise S3Error(S3ErrorCode.MissingContentLength)
         return self.declared_length
 
-    async def pieces(self) -> AsyncIterator[memoryview]:
-        """The object's bytes in pieces of `chunk_size`, each piece checked only with the whole: a
-        handler commits nothing until the iteration ends (when the final checks have passed).
-
-        The checks (MD5, SHA-256, checksums, chunk signatures) of one chunk run on a worker thread while
-        the handler writes the chunk before it: hashlib and zlib release the GIL, so the second core
-        hashes while the event loop moves bytes."""
-        loop = asyncio.get_running_loop()
-        checking: asyncio.Future[list[memoryview]] | None = None
+    async def pieces(self, *, as_received: bool = False) -> AsyncIterator[memoryview]:
+        """The object's bytes, each piece checked only with the whole: a handler commits nothing until the
+        iteration ends (when the final checks have passed). In pieces of `chunk_size` checked ahead
+        (`_checked_ahead`), or with `as_received` each piece as the socket gave it, checked on the loop
+        before it is yielded: a reader that must see bytes as they come (POST Object's form, bounded
+        before it is authenticated; a small XML document, bounded by its limit) holds one piece, not
+        two of `chunk_size` (R30's P1: 8 MiB of an anonymous form before its 20 KB bound was looked at)."""
         try:
-            async for chunk in self._chunks():
-                checked = await checking if checking is not None else []
-                checking = loop.run_in_executor(None, self._payload.feed, chunk)
-                for piece in checked:
-                    yield piece
-            for piece in await checking if checking is not None else []:
+            async for piece in self._received() if as_received else self._checked_ahead():
                 yield piece
         except BodyIncomplete as e:
             raise S3Error(S3ErrorCode.IncompleteBody) from e
@@ -66,6 +59,27 @@ class RequestBody:
         except OSError as e:  # aiohttp's payload errors: the body ended before its length
             raise S3Error(S3ErrorCode.IncompleteBody) from e
         self._digests = self._payload.finish()
+
+    async def _received(self) -> AsyncIterator[memoryview]:
+        await self._continue()
+        body = TimedBody(self._http.content, self._idle_s)
+        while data := await body.readany():
+            for piece in self._payload.feed(data):
+                yield piece
+
+    async def _checked_ahead(self) -> AsyncIterator[memoryview]:
+        """The checks (MD5, SHA-256, checksums, chunk signatures) of one chunk run on a worker thread while
+        the handler writes the chunk before it: hashlib and zlib release the GIL, so the second core
+        hashes while the event loop moves bytes."""
+        loop = asyncio.get_running_loop()
+        checking: asyncio.Future[list[memoryview]] | None = None
+        async for chunk in self._chunks():
+            checked = await checking if checking is not None else []
+            checking = loop.run_in_executor(None, self._payload.feed, chunk)
+            for piece in checked:
+                yield piece
+        for piece in await checking if checking is not None else []:
+            yield piece
 
     async def _chunks(self) -> AsyncIterator[memoryview]:
         """The body as received, joined into pieces of exactly `chunk_size` (the last one shorter): one
@@ -110,7 +124,7 @@ class RequestBody:
         """A small body whole (an XML document); longer than `limit` is refused before it is all read."""
         parts: list[bytes] = []
         size = 0
-        async for piece in self.pieces():
+        async for piece in self.pieces(as_received=True):
             size += len(piece)
             if size > limit:
                 raise S3Error(S3ErrorCode.MaxMessageLengthExceeded)

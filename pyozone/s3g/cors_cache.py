@@ -4,8 +4,8 @@ cross-origin request, and each would otherwise cost OM a getBucketCors before it
 Bounded (MAX_BUCKETS, and MAX_BYTES of the documents' text, a parsed one taking a few times that; the
 oldest forgotten first) and short (TTL_MS): a change made through another gateway shows within TTL_MS;
 this gateway's own PutBucketCors, DeleteBucketCors, CreateBucket and DeleteBucket forget the bucket at
-once, and an OM read that began before such a forget is not remembered (`generation`, R29's N5): it may
-hold what the change replaced. Concurrent requests for a bucket not remembered share one OM read
+once, and an OM read that began before such a forget is not remembered (R29's N5): it may hold what the
+change replaced. Concurrent requests for a bucket not remembered share one OM read
 (`load`, single flight). A bucket that does not exist is remembered too (NO_BUCKET): anyone may send
 Origins or preflights for made-up names. The clock is injected, so the expiry is testable without sleeping.
 """
@@ -54,8 +54,6 @@ class CorsCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, tuple[int, BucketCors, int]] = OrderedDict()
         self._bytes = 0
-        self.generation = 0
-        """Bumped by every forget: a read that began before one is not remembered."""
         self.reading: dict[str, asyncio.Future[BucketCors]] = {}
         """The OM read in flight per bucket, which later requests await instead of reading again."""
 
@@ -85,16 +83,13 @@ class CorsCache:
         return await asyncio.shield(reading)
 
     async def _read(self, bucket: str, read: Reader) -> BucketCors:
-        generation = self.generation
         found, size = await read()
-        self.put(bucket, found, size, generation)
+        if self.reading.get(bucket) is asyncio.current_task():  # not forgotten meanwhile
+            self.put(bucket, found, size)
         return found
 
-    def put(self, bucket: str, cors: BucketCors, size: int = 0, generation: int | None = None) -> None:
-        """`size`: the bytes of the document `cors` was read from; `generation`: `self.generation` when
-        the read began; a forget since then means the read may be stale, and it is not remembered."""
-        if generation is not None and generation != self.generation:
-            return
+    def put(self, bucket: str, cors: BucketCors, size: int = 0) -> None:
+        """`size`: the bytes of the document `cors` was read from."""
         self._drop(bucket)
         self._entries[bucket] = (self.clock.now_ms() + self.ttl_ms, cors, size)
         self._bytes += size
@@ -103,9 +98,9 @@ class CorsCache:
             self._bytes -= dropped
 
     def forget(self, bucket: str) -> None:
-        """The bucket's configuration changed here, or the bucket went or came: read it from OM next."""
-        self.generation += 1
-        self.reading.pop(bucket, None)  # a request from now on reads again
+        """The bucket's configuration changed here, or the bucket went or came: read it from OM next, and
+        remember nothing of a read begun before (it may hold what the change replaced)."""
+        self.reading.pop(bucket, None)
         self._drop(bucket)
 
     @contextmanager

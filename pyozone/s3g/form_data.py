@@ -137,8 +137,8 @@ class FormDataParser:
         buffer = self._buffer
         if self._state is _State.PREAMBLE:
             at = buffer.find(self._delimiter)
-            if at < 0:
-                self._consume(max(0, len(buffer) - len(self._delimiter)))
+            if at < 0:  # kept: a delimiter's start and the line end before it (R30's P6)
+                self._consume(max(0, len(buffer) - len(self._delimiter) - len(_CRLF)))
                 return False
             if at > 0 and buffer[at - 2 : at] != _CRLF:
                 raise malformed("the first boundary does not begin a line")
@@ -155,12 +155,14 @@ class FormDataParser:
             if len(buffer) < 2:
                 return False
             self._padding = 0
-            if buffer[:2] == b"--":
+            if buffer[:2] != b"--" and buffer[:2] != _CRLF:
+                raise malformed("a boundary is not followed by a line end")
+            if buffer[:2] == b"--" or self._part == FILE_FIELD:  # what follows the file is ignored
+                if self._part == FILE_FIELD:
+                    events.append(FileEnd())
                 self._state = _State.DONE
                 buffer.clear()
                 return False
-            if buffer[:2] != _CRLF:
-                raise malformed("a boundary is not followed by a line end")
             self._consume(2)
             self._state = _State.HEAD
             return True
@@ -187,12 +189,8 @@ class FormDataParser:
             if at:
                 self._part_data(self._front(at), events)
             self._consume(at + len(self._separator))
-            if self._part == FILE_FIELD:  # what follows the file is ignored, as Amazon ignores it
-                events.append(FileEnd())
-                self._state = _State.DONE
-                buffer.clear()
-                return False
-            self._end_part(events)
+            if self._part != FILE_FIELD:  # the file ends once its delimiter is seen to end a line (P4)
+                self._end_part(events)
             self._state = _State.AFTER_DELIMITER
             return True
         return False

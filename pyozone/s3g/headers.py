@@ -56,14 +56,19 @@ PRIVATE = "private"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 """What no header value holds (RFC 9110: field-value is visible characters, SP, HTAB and obs-text)."""
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""RFC 9110's token: what a header's name is."""
 
 MAX_TAGS = 10
 MAX_TAG_KEY = 128
 MAX_TAG_VALUE = 256
 
 
-def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
-    """The metadata an object keeps: the stored standard headers and every x-amz-meta-* (names lowercase)."""
+def object_metadata(headers: Mapping[str, str], *, from_form: bool = False) -> dict[str, str]:
+    """The metadata an object keeps: the stored standard headers and every x-amz-meta-* (names lowercase).
+    `from_form`: they are a POST form's fields, not the request's headers, so each name must be an HTTP
+    token and each value free of control characters, as aiohttp holds a request's headers to be
+    (R28's F8, R30's P5: `x-amz-meta-a:b` came back as another header)."""
     metadata = {name: headers[name] for name in STORED_HEADERS if name in headers}
     encoding = stored_content_encoding(headers.get("Content-Encoding"))
     metadata.pop("Content-Encoding", None)
@@ -71,7 +76,11 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
         metadata["Content-Encoding"] = encoding
     user = {k.lower(): v for k, v in headers.items() if k.lower().startswith(USER_METADATA_PREFIX)}
     for name, value in (*metadata.items(), *user.items()):
-        check_header_value(name, value)
+        if from_form:
+            check_header_name(name)
+            check_header_value(name, value)
+        else:
+            _check_utf8(name, value)
     if sum(len(k.encode()) - len(USER_METADATA_PREFIX) + len(v.encode()) for k, v in user.items()) > (
         MAX_USER_METADATA_BYTES
     ):
@@ -82,16 +91,30 @@ def object_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     return metadata
 
 
-def check_header_value(name: str, value: str) -> None:
-    """A value kept to be sent back as a header: UTF-8 (aiohttp keeps other bytes as surrogates) and no
-    control character but TAB (RFC 9110's field-value; a CR or LF would end the header, and aiohttp refuses
-    to send any). A header the request carried always passes; a POST form's field may not."""
+def _check_utf8(name: str, value: str) -> None:
     try:
         value.encode()
     except UnicodeEncodeError:
         raise S3Error(
             S3ErrorCode.InvalidArgument, f"The {name} header is not valid UTF-8", ArgumentName=name
         ) from None
+
+
+def check_header_name(name: str) -> None:
+    """A name kept to be sent back as a header's: an RFC 9110 token."""
+    if not _TOKEN.fullmatch(name):
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            f"The field name {name!r} is not a header name (an RFC 9110 token)",
+            ArgumentName=name,
+        )
+
+
+def check_header_value(name: str, value: str) -> None:
+    """A value kept to be sent back as a header: UTF-8 (aiohttp keeps other bytes as surrogates) and no
+    control character but TAB (RFC 9110's field-value; a CR or LF would end the header, and aiohttp refuses
+    to send any). A header the request carried has no control character; a POST form's field may."""
+    _check_utf8(name, value)
     if _CONTROL.search(value):
         raise S3Error(
             S3ErrorCode.InvalidArgument,

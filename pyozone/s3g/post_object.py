@@ -13,7 +13,6 @@ PUT. A form with no policy is anonymous, refused as every anonymous write is; th
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from urllib.parse import quote, urlencode, urlsplit
@@ -25,7 +24,7 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import post_policy, xml
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth import sigv4
-from pyozone.s3g.auth.checksums import decode_content_md5
+from pyozone.s3g.auth.checksums import check_content_md5, decode_content_md5
 from pyozone.s3g.auth.payload import Payload
 from pyozone.s3g.authenticate import signing_key
 from pyozone.s3g.body import RequestBody
@@ -64,7 +63,7 @@ async def post_object(
     """Reads the form up to its file, authenticates it, checks it, then streams the file into the key."""
     assert where.bucket is not None  # routing gives POST Object a bucket
     boundary = form_boundary(http.headers.get("Content-Type"))
-    payload = Payload(None, http.content_length, None, None, None, ())  # the body's length, nothing signed
+    payload = Payload(None, http.content_length, None, None, None, (), md5=False)  # its length; unsigned
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     events = _events(body, FormDataParser(boundary, MAX_PRE_DATA_BYTES))
     fields, file = await _fields(events)
@@ -103,7 +102,7 @@ async def post_object(
 
 
 async def _events(body: RequestBody, parser: FormDataParser) -> AsyncIterator[Event]:
-    async for piece in body.pieces():
+    async for piece in body.pieces(as_received=True):
         for event in parser.feed(piece):
             yield event
     parser.finish()
@@ -164,10 +163,10 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
     """Streams the file into the key; returns its MD5 (the ETag). Commits only once the whole body arrived
     and the file's size is within `length`."""
     fields = s3.headers
-    metadata = object_metadata(fields)
+    metadata = object_metadata(fields, from_form=True)
     tags = _tags(fields.get(TAGGING))
-    md5 = fields.get("Content-MD5")
-    content_md5 = None if md5 is None else decode_content_md5(md5)
+    given_md5 = fields.get("Content-MD5")
+    content_md5 = None if given_md5 is None else decode_content_md5(given_md5)
     try:
         out = await s3.gateway.client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=0, replication=storage_class(fields),
@@ -188,10 +187,8 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
                     await out.write(event.data)
                 elif isinstance(event, FileEnd) and size < length.low:
                     raise _too_small(size, length.low)
-            if content_md5 is not None and not hmac.compare_digest(md5.digest(), content_md5):
-                raise S3Error(
-                    S3ErrorCode.BadDigest, "The Content-MD5 you specified did not match what was received."
-                )
+            if content_md5 is not None:
+                check_content_md5(md5.digest(), content_md5)
             out.metadata[ETAG] = md5.hexdigest()
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None

@@ -172,11 +172,18 @@ def _length_range(raw: list[object]) -> LengthRange:
     return LengthRange(low, high)
 
 
+_MAX_SIZE_DIGITS = 19
+_BEYOND_ANY_SIZE = 10**_MAX_SIZE_DIGITS
+"""What a longer bound counts as: larger than any object (MAX_PUT_BYTES caps it anyway)."""
+
+
 def _size(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value if value >= 0 else None
     if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
+        # leading zeros aside, more than 19 digits is past any size (and int() refuses 4,301: R30's P2)
+        digits = value.lstrip("0") or "0"
+        return int(digits) if len(digits) <= _MAX_SIZE_DIGITS else _BEYOND_ANY_SIZE
     return None

@@ -7,6 +7,7 @@ the document S3 expects is MalformedXML, never a traceback.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -49,10 +50,20 @@ def http_time(ms: int) -> str:
     return format_datetime(datetime.fromtimestamp(ms // 1000, UTC), usegmt=True)
 
 
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""What XML 1.0 cannot carry, even as a character reference (its Char production)."""
+
+
+def _escaped(value: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
 def error_document(code: str, message: str, resource: str, request_id: str, **extra: str) -> bytes:
-    children = [el("Code", code), el("Message", message)]
-    children += [el(name, value) for name, value in extra.items()]
-    children += [el("Resource", resource), el("RequestId", request_id)]
+    """An error's document. What it echoes of the request (a field's name, a header's value, the path) is
+    written with any character XML 1.0 cannot carry as `\\xNN`, so every SDK can read the code (R30's P3)."""
+    children = [el("Code", code), el("Message", _escaped(message))]
+    children += [el(name, _escaped(str(value))) for name, value in extra.items()]
+    children += [el("Resource", _escaped(resource)), el("RequestId", request_id)]
     return document("Error", *children, namespace=False)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import zlib
 from enum import Enum
 from typing import Protocol
@@ -142,6 +143,12 @@ def decode_content_md5(value: str) -> bytes:
     if len(raw) != 16:
         raise S3Error(S3ErrorCode.InvalidDigest)
     return raw
+
+
+def check_content_md5(md5: bytes, content_md5: bytes) -> None:
+    """The body's MD5 against its Content-MD5 (decode_content_md5's bytes): BadDigest if they differ."""
+    if not hmac.compare_digest(md5, content_md5):
+        raise S3Error(S3ErrorCode.BadDigest, "The Content-MD5 you specified did not match what was received.")
 
 
 def mismatch(algorithm: ChecksumAlgorithm) -> S3Error:

@@ -21,6 +21,7 @@ from pyozone.s3g.auth.checksums import (
     ChecksumAlgorithm,
     Hasher,
     algorithm_named,
+    check_content_md5,
     decode_checksum,
     decode_content_md5,
     mismatch,
@@ -67,14 +68,17 @@ class Payload:
         content_md5: bytes | None,
         expected: _Expected | None,
         algorithms: Iterable[ChecksumAlgorithm],
+        md5: bool = True,
     ) -> None:
+        """`md5` False: the body is not the object (POST Object's form, whose file the handler hashes);
+        its md5_hex is then empty."""
         self._decoder = decoder
         self._content_length = content_length
         self._sha256_hex = sha256_hex
         self._sha256 = hashlib.sha256() if sha256_hex is not None else None
         self._content_md5 = content_md5
         self._expected = expected
-        self._md5 = hashlib.md5(usedforsecurity=False)
+        self._md5 = hashlib.md5(usedforsecurity=False) if md5 else None
         self._hashers: dict[ChecksumAlgorithm, Hasher] = {each: each.hasher() for each in algorithms}
         self._length = 0
 
@@ -87,7 +91,8 @@ class Payload:
         """Take the next piece of the body as received; returns the object data in it (views, no copy)."""
         pieces = self._decoder.feed(data) if self._decoder is not None else [memoryview(data).cast("B")]
         for piece in pieces:
-            self._md5.update(piece)
+            if self._md5 is not None:
+                self._md5.update(piece)
             if self._sha256 is not None:
                 self._sha256.update(piece)
             for hasher in self._hashers.values():
@@ -108,11 +113,9 @@ class Payload:
                 ClientComputedContentSHA256=self._sha256_hex or "",
                 S3ComputedContentSHA256=self._sha256.hexdigest(),
             )
-        md5 = self._md5.digest()
-        if self._content_md5 is not None and not hmac.compare_digest(md5, self._content_md5):
-            raise S3Error(
-                S3ErrorCode.BadDigest, "The Content-MD5 you specified did not match what was received."
-            )
+        md5 = self._md5.digest() if self._md5 is not None else b""
+        if self._content_md5 is not None:
+            check_content_md5(md5, self._content_md5)
         digests = {algorithm: hasher.digest() for algorithm, hasher in self._hashers.items()}
         if self._expected is not None:
             algorithm = self._expected.algorithm

@@ -87,8 +87,21 @@ def test_any_cutting_of_the_body_gives_the_same_events(cuts: list[int]) -> None:
     assert all(len(e.data) <= len(BODY) for e in events if isinstance(e, FileData))
 
 
-def test_a_preamble_and_an_epilogue_are_ignored() -> None:
-    assert merged(parse(b"preamble\r\n" + form(part("k", b"v")) + b"epilogue")) == [Field("k", "v")]
+def test_a_preamble_and_an_epilogue_are_ignored_however_the_body_is_cut() -> None:
+    """R30's P6: a piece ending one byte short of the first boundary lost the line end before it."""
+    body = b"preamble\r\n" + form(part("k", b"v")) + b"epilogue"
+    for cut in range(len(body) + 1):
+        assert merged(parse(body, [cut])) == [Field("k", "v")], cut
+
+
+def test_a_file_ended_by_a_boundary_with_more_after_it_is_malformed() -> None:
+    """R30's P4: the file's data held CRLF--boundary and then other bytes: it was stored cut there."""
+    file = b"--" + BOUNDARY + b'\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\n'
+    with pytest.raises(S3Error) as e:
+        parse(file + b"first half\r\n--" + BOUNDARY + b"xyz the rest\r\n--" + BOUNDARY + b"--\r\n")
+    assert e.value.code is S3ErrorCode.MalformedPOSTRequest
+    for end in (b"--", b"  \t--\r\n", b"\r\nafter"):  # the closing boundary, padding, another part
+        assert merged(parse(file + b"data\r\n--" + BOUNDARY + end))[-2:] == [FileData(b"data"), FileEnd()]
 
 
 def test_everything_before_the_file_is_bounded() -> None:

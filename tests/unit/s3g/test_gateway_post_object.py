@@ -10,6 +10,7 @@ import base64
 import hashlib
 import hmac
 import http.client
+import socket
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -438,3 +439,27 @@ def test_a_checksum_field_is_not_implemented(gateway: GatewayOnThread, s3: Any) 
     form = presigned(s3, "crc.txt", {"x-amz-checksum-crc32": value}, [{"x-amz-checksum-crc32": value}])
     status, _, body = post(gateway, form)
     assert (status, error(body)[0]) == (501, "NotImplemented")
+
+
+def test_an_anonymous_form_is_refused_at_its_bound_without_more_bytes(gateway: GatewayOnThread) -> None:
+    """R30's P1: the form reached the parser only once 8 MiB of it were held (two 4 MiB pieces), so 30 KB
+    before the file, then silence, got no answer, and every such connection held megabytes. Now the parser
+    sees bytes as they come: 30 KB of one field's value, and the answer comes without another byte."""
+    head = (
+        f"POST /{BUCKET} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+        f"Content-Length: {1 << 30}\r\n\r\n"
+    ).encode()
+    part = b'--B\r\nContent-Disposition: form-data; name="x-amz-meta-a"\r\n\r\n'
+    with socket.create_connection(("127.0.0.1", gateway.gateway.port), timeout=10) as connection:
+        connection.sendall(head + part + b"v" * 30_000)
+        answer = connection.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400") and b"MaxPostPreDataLengthExceededError" in answer
+
+
+def test_an_error_echoing_control_characters_is_still_xml(gateway: GatewayOnThread) -> None:
+    """R30's P3: a field named with a control character, given twice (refused before authentication),
+    was echoed raw into a document no XML parser reads."""
+    body, content_type = encode([("a\x01b", "1"), ("a\x01b", "2")])
+    status, _, answer = send(gateway, body, content_type)
+    assert status == 400
+    assert ET.fromstring(answer).findtext("ArgumentName") == "a\\x01b"

@@ -64,6 +64,13 @@ def test_length_ranges_intersect() -> None:
     )
 
 
+def test_a_bound_of_thousands_of_digits_is_beyond_any_size() -> None:
+    """R30's P2: int() refuses a string of more than 4,300 digits (a 500); leading zeros are no size."""
+    conditions = [["content-length-range", "0" * 5000 + "7", "9" * 5000]]
+    policy = post_policy.decode(encode({"expiration": LATER, "conditions": conditions}))
+    assert policy.length is not None and policy.length.low == 7 and policy.length.high > 5 * 2**40
+
+
 @pytest.mark.parametrize(
     ("encoded", "message"),
     [
