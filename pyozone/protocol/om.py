@@ -166,6 +166,7 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
         message_replication(p), p.objectID,
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
+        tuple(zip(p.partNumbers, p.partSizes, strict=True)),
     )  # fmt: skip
 
 
