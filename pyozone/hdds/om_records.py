@@ -108,6 +108,8 @@ class KeyRecord:
     """Replicated bytes the quotas hold for it beyond what `data_size` makes (stored_lengths.py); 0: none."""
     parts: tuple[tuple[int, int], ...] = ()
     """A completed multipart upload's (part number, size) in order (S3's GET by partNumber); () else."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum, when the completion named the metadata entry holding it."""
 
     @property
     def replicated_bytes(self) -> int:

@@ -77,6 +77,8 @@ class KeyInfo:
     tags: Mapping[str, str] = field(default_factory=dict)
     parts: tuple[tuple[int, int], ...] = ()
     """A completed multipart upload's (part number, size) in order, on a lookup; () for any other key."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum (the S3 gateway's), when its completion asked OM to keep them."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

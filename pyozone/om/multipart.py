@@ -217,9 +217,12 @@ class MultipartManager:
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
+        part_checksum: str = "",
     ) -> KeyRecord:
         """The key of the listed (part number, part name) parts; see the module's docstring. A
-        `condition` the committed key fails refuses it, and the upload stays as it was."""
+        `condition` the committed key fails refuses it, and the upload stays as it was. `part_checksum`
+        names the part metadata entry (the S3 gateway's checksum) the key keeps for each part ("" if a part
+        lacks it)."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
@@ -236,6 +239,7 @@ class MultipartManager:
                     )
             blocks: list[KeyBlock] = []
             sizes: list[tuple[int, int]] = []  # kept with the key: S3's GET by partNumber
+            checksums: list[str] = []
             size = 0
             extra = 0  # what the parts were charged beyond their sizes (stored_lengths.py), kept by the key
             for i, (number, name) in enumerate(parts):
@@ -251,6 +255,8 @@ class MultipartManager:
                     )
                 blocks.extend(replace(b, offset=size + b.offset) for b in part.key.blocks)
                 sizes.append((number, part.key.data_size))
+                if part_checksum:
+                    checksums.append(dict(part.key.metadata).get(part_checksum, ""))
                 size += part.key.data_size
                 extra += part.key.replicated_bytes - replicated_size(part.key.replication, part.key.data_size)
             merged = dict(upload.metadata) | dict(metadata or {})
@@ -260,7 +266,7 @@ class MultipartManager:
                 volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
                 pairs(merged), upload.tags, upload.owner, upload.acls,
                 replicated_size(upload.replication, size) + extra if extra else 0,
-                tuple(sizes),
+                tuple(sizes), tuple(checksums),
             )  # fmt: skip
             ops: list[Op] = []
             listed = {number for number, _ in parts}

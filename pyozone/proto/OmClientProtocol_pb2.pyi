@@ -116,7 +116,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -149,6 +149,7 @@ class KeyInfo(_message.Message):
     CHARGEDBYTES_FIELD_NUMBER: _ClassVar[int]
     PARTNUMBERS_FIELD_NUMBER: _ClassVar[int]
     PARTSIZES_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -167,7 +168,8 @@ class KeyInfo(_message.Message):
     chargedBytes: int
     partNumbers: _containers.RepeatedScalarFieldContainer[int]
     partSizes: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ...) -> None: ...
+    partChecksums: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
@@ -737,7 +739,7 @@ class Part(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition", "partChecksumName")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -752,6 +754,7 @@ class CompleteMultipartUploadRequest(_message.Message):
     PARTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMNAME_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -759,7 +762,8 @@ class CompleteMultipartUploadRequest(_message.Message):
     parts: _containers.RepeatedCompositeFieldContainer[Part]
     metadata: _containers.ScalarMap[str, str]
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    partChecksumName: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., partChecksumName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadResponse(_message.Message):
     __slots__ = ("keyInfo",)

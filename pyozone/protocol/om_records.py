@@ -190,6 +190,7 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         if k.parts:
             p.partNumbers.extend(number for number, _ in k.parts)
             p.partSizes.extend(size for _, size in k.parts)
+            p.partChecksums.extend(k.part_checksums)
     if k.metadata:
         p.metadata.update(k.metadata)
     if k.tags:
@@ -225,6 +226,7 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         acls_from_proto(p.acls, "acls") if p.acls else (),
         p.chargedBytes,
         tuple(zip(p.partNumbers, p.partSizes, strict=True)),
+        tuple(p.partChecksums),
     )
 
 

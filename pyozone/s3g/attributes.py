@@ -73,7 +73,7 @@ def attributes_document(info: KeyInfo, names: frozenset[str], limit: int, marker
             )
         )
     if "ObjectParts" in names and info.parts:
-        children.append(_object_parts(info, limit, marker, shown=bool(checksums)))
+        children.append(_object_parts(info, limit, marker, checksums[0][0] if checksums else None))
     if "StorageClass" in names:
         children.append(
             xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD")
@@ -83,12 +83,14 @@ def attributes_document(info: KeyInfo, names: frozenset[str], limit: int, marker
     return xml.document("GetObjectAttributesResponse", *children)
 
 
-def _object_parts(info: KeyInfo, limit: int, marker: int, shown: bool) -> xml.ET.Element:
-    """The parts after `marker`, at most `limit`; S3 lists them (Part elements) only for an object with an
-    additional checksum."""
-    after = [(n, size) for n, size in info.parts if n > marker]
+def _object_parts(
+    info: KeyInfo, limit: int, marker: int, algorithm: ChecksumAlgorithm | None
+) -> xml.ET.Element:
+    """The parts after `marker`, at most `limit`. S3 lists them (Part elements, each with its checksum)
+    only for an object with an additional checksum (`algorithm`)."""
+    checksums = info.part_checksums or ("",) * len(info.parts)
+    after = [(n, size, c) for (n, size), c in zip(info.parts, checksums, strict=True) if n > marker]
     page = after[:limit]
-    truncated = len(after) > limit
     return xml.el(
         "ObjectParts",
         None,
@@ -96,11 +98,18 @@ def _object_parts(info: KeyInfo, limit: int, marker: int, shown: bool) -> xml.ET
         xml.el("PartNumberMarker", marker),
         xml.el("NextPartNumberMarker", page[-1][0] if page else marker),
         xml.el("MaxParts", limit),
-        xml.el("IsTruncated", truncated),
+        xml.el("IsTruncated", len(after) > limit),
         *(
-            (xml.el("Part", None, xml.el("PartNumber", n), xml.el("Size", size)) for n, size in page)
-            if shown
-            else ()
+            xml.el(
+                "Part",
+                None,
+                xml.el("PartNumber", n),
+                xml.el("Size", size),
+                xml.el(f"Checksum{algorithm.value}", checksum)
+                if algorithm is not None and checksum
+                else None,
+            )
+            for n, size, checksum in (page if algorithm is not None else ())
         ),
     )
 

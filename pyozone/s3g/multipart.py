@@ -262,6 +262,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
             await s3.gateway.client.complete_multipart_upload(
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
                 condition=write_condition(s3.headers),
+                part_checksum=checksum[0].header if checksum is not None else "",  # kept for ObjectParts
             )  # fmt: skip
         except OzoneClientError as e:
             refused = conditional_error(e, s3)

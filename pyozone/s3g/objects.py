@@ -148,13 +148,16 @@ class NotModified(Exception):
 
 def _span(s3: S3Request, info: KeyInfo, headers: dict[str, str]) -> ByteRange | None:
     """The bytes a GET or HEAD asks for (None: the whole object, 200): its Range, or its partNumber's part
-    (parts.py), which also sets x-amz-mp-parts-count."""
+    (parts.py), which also sets x-amz-mp-parts-count and, with x-amz-checksum-mode, the part's checksum."""
     if "partNumber" not in s3.query:
         return byte_range(s3.headers.get("Range"), info.data_size)
-    span, count = part_span(s3.query["partNumber"], "Range" in s3.headers, info)
-    if count is not None:
-        headers[PARTS_COUNT] = str(count)
-    return span
+    part = part_span(s3.query["partNumber"], "Range" in s3.headers, info)
+    if part.count is not None:
+        headers[PARTS_COUNT] = str(part.count)
+    named = next(iter(checksum_headers(info.metadata)), None)
+    if part.checksum and named and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+        headers[named] = part.checksum  # the part's own, as Amazon answers for one part
+    return part.span
 
 
 async def head_object(s3: S3Request) -> web.Response:

@@ -6,6 +6,7 @@ functions of the request's values and the key's info."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -34,10 +35,20 @@ def check_part_number(query: Mapping[str, str]) -> None:
         part_number(query["partNumber"])
 
 
-def part_span(raw: str, ranged: bool, info: KeyInfo) -> tuple[ByteRange | None, int | None]:
-    """The bytes of part `raw` of the key and its parts count (None: not a multipart object). A Range
-    with it is InvalidRequest; a part the object lacks is 416 InvalidPartNumber. Any other object is one
-    part: partNumber=1 is all of it (206 with its Content-Range, None when it is empty)."""
+@dataclass(frozen=True, slots=True)
+class PartSpan:
+    """What GET/HEAD ?partNumber answers: the part's bytes (None: all of an empty object), the object's
+    parts count (None: not a multipart object) and the part's own checksum if OM kept it ("": none)."""
+
+    span: ByteRange | None
+    count: int | None
+    checksum: str = ""
+
+
+def part_span(raw: str, ranged: bool, info: KeyInfo) -> PartSpan:
+    """Part `raw` of the key. A Range with it is InvalidRequest; a part the object lacks is 416
+    InvalidPartNumber. Any other object is one part: partNumber=1 is all of it (206 with its
+    Content-Range)."""
     number = part_number(raw)
     if ranged:
         raise S3Error(
@@ -46,11 +57,12 @@ def part_span(raw: str, ranged: bool, info: KeyInfo) -> tuple[ByteRange | None, 
     if not info.parts:
         if number != 1:
             raise S3Error(S3ErrorCode.InvalidPartNumber)
-        return (ByteRange(0, info.data_size - 1) if info.data_size else None), None
+        return PartSpan(ByteRange(0, info.data_size - 1) if info.data_size else None, None)
     start = 0
-    for listed, size in info.parts:
+    for index, (listed, size) in enumerate(info.parts):
         if listed == number:
-            return (ByteRange(start, start + size - 1) if size else None), len(info.parts)
+            checksum = info.part_checksums[index] if index < len(info.part_checksums) else ""
+            return PartSpan(ByteRange(start, start + size - 1) if size else None, len(info.parts), checksum)
         start += size
     raise S3Error(S3ErrorCode.InvalidPartNumber)
 

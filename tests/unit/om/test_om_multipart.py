@@ -42,16 +42,17 @@ def code(call, *args) -> OMResultCode:
 
 
 def write_part(
-    mpu: MultipartManager, upload_id: str, number: int, size: int, key: str = "k"
+    mpu: MultipartManager, upload_id: str, number: int, size: int, key: str = "k", checksum: str = ""
 ) -> list[BlockID]:
-    """Writes part `number` of `size` bytes in full blocks, committed with ETag "e<number>-<size>"."""
+    """Writes part `number` of `size` bytes in full blocks, committed with ETag "e<number>-<size>" (and the
+    S3 gateway's x-amz-checksum-crc32 `checksum`)."""
     session = mpu.open_part("vol1", "bkt1", key, upload_id, number, size)
     blocks, offset = [], 0
     for block in session.key.blocks:
         length = min(BLOCK, size - offset)
         blocks.append(KeyBlock(block.block_id, offset, length, bcsid=3))
         offset += length
-    etag = {"ETag": f"e{number}-{size}"}
+    etag = {"ETag": f"e{number}-{size}"} | ({"x-amz-checksum-crc32": checksum} if checksum else {})
     mpu.commit_part("vol1", "bkt1", key, session.client_id, upload_id, number, size, blocks, etag)
     return [b.block_id for b in blocks if b.length]
 
@@ -96,6 +97,15 @@ def test_the_key_keeps_its_parts_numbers_and_sizes_for_a_lookup_not_a_listing(
     assert stored.parts == ((1, 2500), (3, 700))
     assert om_records.decode_key(om_records.encode(om_records.key_to_proto(stored))).parts == stored.parts
     assert key_view(stored).parts == ()  # a listing's key carries no parts
+
+
+def test_the_key_keeps_each_parts_checksum_when_the_completion_names_it(mpu: MultipartManager) -> None:
+    upload = mpu.initiate("vol1", "bkt1", "k")
+    write_part(mpu, upload.upload_id, 1, 2500, checksum="c1")
+    write_part(mpu, upload.upload_id, 2, 700, checksum="c2")
+    parts = [(1, "e1-2500"), (2, "e2-700")]
+    key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, parts, part_checksum="x-amz-checksum-crc32")
+    assert key.part_checksums == ("c1", "c2")
 
 
 def test_a_part_written_again_replaces_the_older(om: OzoneManager, mpu: MultipartManager) -> None:

@@ -54,7 +54,7 @@ def test_object_parts_of_a_multipart_object(s3) -> None:  # type: ignore[no-unty
     assert got["Checksum"]["ChecksumType"] == "COMPOSITE"
     parts = got["ObjectParts"]
     assert (parts["TotalPartsCount"], parts["IsTruncated"], parts["MaxParts"]) == (1, False, 1000)
-    assert [(p["PartNumber"], p["Size"]) for p in parts["Parts"]] == [(1, 0)]
+    assert [(p["PartNumber"], p["Size"], p["ChecksumCRC32"]) for p in parts["Parts"]] == [(1, 0, "AAAAAA==")]
 
 
 def test_attribute_errors(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]

@@ -11,18 +11,24 @@ from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.attributes import attributes_document, max_parts, part_number_marker, requested_attributes
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ByteRange
-from pyozone.s3g.parts import part_span
+from pyozone.s3g.parts import PartSpan, part_span
 
 MB = 1024 * 1024
 PARTS = ((1, 5 * MB), (2, 5 * MB), (3, 7))
 NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
 
-def key(parts: tuple[tuple[int, int], ...] = PARTS, size: int | None = None, **metadata: str) -> KeyInfo:
+def key(
+    parts: tuple[tuple[int, int], ...] = PARTS,
+    size: int | None = None,
+    checksums: tuple[str, ...] = (),
+    **metadata: str,
+) -> KeyInfo:
     total = sum(s for _, s in parts) if size is None else size
     return KeyInfo(
-        "v", "b", "k", total, 0, 0, "RATIS/THREE", metadata={"ETag": "abc-3", **metadata}, parts=parts
-    )
+        "v", "b", "k", total, 0, 0, "RATIS/THREE", metadata={"ETag": "abc-3", **metadata}, parts=parts,
+        part_checksums=checksums,
+    )  # fmt: skip
 
 
 def code(e: pytest.ExceptionInfo[S3Error]) -> S3ErrorCode:
@@ -38,13 +44,14 @@ def code(e: pytest.ExceptionInfo[S3Error]) -> S3ErrorCode:
     ],
 )
 def test_a_part_is_its_bytes_and_the_parts_count(number: str, span: ByteRange) -> None:
-    assert part_span(number, False, key()) == (span, 3)
+    assert part_span(number, False, key()) == PartSpan(span, 3)
+    assert part_span(number, False, key(checksums=("a", "b", "c"))).checksum == "abc"[int(number) - 1]
 
 
 def test_part_numbers_are_those_the_upload_completed_with() -> None:
     """Parts 1 and 3 completed: 3 is the second span, 2 is none of them."""
     gapped = key(((1, 5 * MB), (3, 10)))
-    assert part_span("3", False, gapped) == (ByteRange(5 * MB, 5 * MB + 9), 2)
+    assert part_span("3", False, gapped) == PartSpan(ByteRange(5 * MB, 5 * MB + 9), 2)
     with pytest.raises(S3Error) as e:
         part_span("2", False, gapped)
     assert code(e) is S3ErrorCode.InvalidPartNumber
@@ -58,8 +65,8 @@ def test_a_part_beyond_the_last_is_not_satisfiable() -> None:
 
 def test_an_object_of_one_put_is_its_one_part() -> None:
     single = key((), size=10)
-    assert part_span("1", False, single) == (ByteRange(0, 9), None)
-    assert part_span("1", False, key((), size=0)) == (None, None)
+    assert part_span("1", False, single) == PartSpan(ByteRange(0, 9), None)
+    assert part_span("1", False, key((), size=0)) == PartSpan(None, None)
     with pytest.raises(S3Error) as e:
         part_span("2", False, single)
     assert code(e) is S3ErrorCode.InvalidPartNumber
@@ -138,6 +145,9 @@ def test_object_parts_page_by_marker_and_max_parts() -> None:
     assert [parts.findtext(f"{NS}{n}") for n in names] == ["3", "0", "2", "2", "true"]
     shown = [(p.findtext(f"{NS}PartNumber"), p.findtext(f"{NS}Size")) for p in parts.findall(f"{NS}Part")]
     assert shown == [("1", str(5 * MB)), ("2", str(5 * MB))]
+    kept = key(checksums=("AQAAAA==", "AgAAAA==", "AwAAAA=="), **{"x-amz-checksum-crc32": "AAAAAA==-3"})
+    listed = document(kept, "ObjectParts").iter(f"{NS}Part")
+    assert [p.findtext(f"{NS}ChecksumCRC32") for p in listed] == ["AQAAAA==", "AgAAAA==", "AwAAAA=="]
     rest = document(key(**{"x-amz-checksum-crc32": "AAAAAA=="}), "ObjectParts", limit=2, marker=2)
     assert [p.findtext(f"{NS}PartNumber") for p in rest.iter(f"{NS}Part")] == ["3"]
     assert rest.findtext(f"{NS}ObjectParts/{NS}IsTruncated") == "false"
