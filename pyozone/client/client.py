@@ -396,11 +396,13 @@ class AsyncOzoneClient:
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
+        part_checksum: str = "",
     ) -> KeyInfo:
         """Commits the key of `parts` ((part number, ETag), ascending) at once; `metadata` is merged into
-        the upload's; `condition`: only if the key meets it."""
+        the upload's; `condition`: only if the key meets it; `part_checksum`: the part metadata entry the
+        key keeps for each part (KeyInfo.part_checksums)."""
         return await self.om.complete_multipart_upload(
-            volume, bucket, key, upload_id, parts, metadata, condition
+            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum
         )
 
     async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:

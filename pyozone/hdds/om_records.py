@@ -106,6 +106,10 @@ class KeyRecord:
     acls: Acls = ()
     charged_bytes: int = 0
     """Replicated bytes the quotas hold for it beyond what `data_size` makes (stored_lengths.py); 0: none."""
+    parts: tuple[tuple[int, int], ...] = ()
+    """A completed multipart upload's (part number, size) in order (S3's GET by partNumber); () else."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum, when the completion named the metadata entry holding it."""
 
     @property
     def replicated_bytes(self) -> int:

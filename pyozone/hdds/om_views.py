@@ -75,6 +75,10 @@ class KeyInfo:
     write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
     metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
     tags: Mapping[str, str] = field(default_factory=dict)
+    parts: tuple[tuple[int, int], ...] = ()
+    """A completed multipart upload's (part number, size) in order, on a lookup; () for any other key."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum (the S3 gateway's), when its completion asked OM to keep them."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

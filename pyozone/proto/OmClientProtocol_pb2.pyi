@@ -116,7 +116,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +147,9 @@ class KeyInfo(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
     CHARGEDBYTES_FIELD_NUMBER: _ClassVar[int]
+    PARTNUMBERS_FIELD_NUMBER: _ClassVar[int]
+    PARTSIZES_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -163,7 +166,10 @@ class KeyInfo(_message.Message):
     owner: str
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
     chargedBytes: int
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ...) -> None: ...
+    partNumbers: _containers.RepeatedScalarFieldContainer[int]
+    partSizes: _containers.RepeatedScalarFieldContainer[int]
+    partChecksums: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
@@ -733,7 +739,7 @@ class Part(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition", "partChecksumName")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -748,6 +754,7 @@ class CompleteMultipartUploadRequest(_message.Message):
     PARTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMNAME_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -755,7 +762,8 @@ class CompleteMultipartUploadRequest(_message.Message):
     parts: _containers.RepeatedCompositeFieldContainer[Part]
     metadata: _containers.ScalarMap[str, str]
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    partChecksumName: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., partChecksumName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadResponse(_message.Message):
     __slots__ = ("keyInfo",)

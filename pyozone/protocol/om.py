@@ -166,6 +166,7 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
         message_replication(p), p.objectID,
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
+        tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
     )  # fmt: skip
 
 
@@ -401,12 +402,12 @@ def commit_multipart_part_request(
 
 def complete_multipart_upload_request(
     volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
-    metadata: Mapping[str, str] | None, condition: KeyCondition | None,
+    metadata: Mapping[str, str] | None, condition: KeyCondition | None, part_checksum: str = "",
 ) -> om_pb.CompleteMultipartUploadRequest:  # fmt: skip
     return om_pb.CompleteMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
         parts=[om_pb.Part(partNumber=n, partName=name) for n, name in parts],
-        condition=key_condition_to_proto(condition),
+        condition=key_condition_to_proto(condition), partChecksumName=part_checksum,
     )  # fmt: skip
 
 

@@ -187,6 +187,10 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
             block_id.blockCommitSequenceId = b.bcsid
             block_id.containerBlockID.containerID = b.block_id.container_id
             block_id.containerBlockID.localID = b.block_id.local_id
+        if k.parts:
+            p.partNumbers.extend(number for number, _ in k.parts)
+            p.partSizes.extend(size for _, size in k.parts)
+            p.partChecksums.extend(k.part_checksums)
     if k.metadata:
         p.metadata.update(k.metadata)
     if k.tags:
@@ -221,6 +225,8 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.owner,
         acls_from_proto(p.acls, "acls") if p.acls else (),
         p.chargedBytes,
+        tuple(zip(p.partNumbers, p.partSizes, strict=True)),
+        tuple(p.partChecksums),
     )
 
 

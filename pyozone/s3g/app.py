@@ -16,7 +16,18 @@ from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
-from pyozone.s3g import acls, bucket_cors, buckets, listing, multipart, objects, post_object, routing, xml
+from pyozone.s3g import (
+    acls,
+    attributes,
+    bucket_cors,
+    buckets,
+    listing,
+    multipart,
+    objects,
+    post_object,
+    routing,
+    xml,
+)
 from pyozone.s3g.acls import expected_owners
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -55,6 +66,7 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_OBJECT: objects.get_object,
     Operation.HEAD_OBJECT: objects.head_object,
     Operation.DELETE_OBJECT: objects.delete_object,
+    Operation.GET_OBJECT_ATTRIBUTES: attributes.get_object_attributes,
     Operation.GET_OBJECT_TAGGING: objects.get_object_tagging,
     Operation.PUT_OBJECT_TAGGING: objects.put_object_tagging,
     Operation.DELETE_OBJECT_TAGGING: objects.delete_object_tagging,

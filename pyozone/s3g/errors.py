@@ -46,6 +46,7 @@ class S3ErrorCode(Enum):
     )
     InvalidPart = (400, "One or more of the specified parts could not be found.")
     InvalidPartOrder = (400, "The list of parts was not in ascending order.")
+    InvalidPartNumber = (416, "The requested partnumber is not satisfiable")
     InvalidRange = (416, "The requested range is not satisfiable")
     InvalidRequest = (400, "Invalid Request")
     InvalidStorageClass = (400, "The storage class you specified is not valid.")

@@ -133,8 +133,9 @@ BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
 """The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
 CHECKSUM_TYPE = "x-amz-checksum-type"
 COMPOSITE = "COMPOSITE"
-"""A multipart upload's checksum as a checksum of its parts' checksums; FULL_OBJECT (a checksum of the
-whole object, which the gateway does not compute over the parts) is NotImplemented."""
+"""A multipart upload's checksum as a checksum of its parts' checksums (ending in `-N`)."""
+FULL_OBJECT = "FULL_OBJECT"
+"""A checksum of the whole object: a single PUT's, or a multipart upload's CRC combined from its parts'."""
 NOT_IMPLEMENTED_HEADERS = {
     "x-amz-website-redirect-location": "Website redirects",
     "x-amz-mfa": "MFA delete",
@@ -186,7 +187,7 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
     ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
-    it has WORM), website redirects, full-object checksums and the like (NOT_IMPLEMENTED_HEADERS). A
+    it has WORM), website redirects and the like (NOT_IMPLEMENTED_HEADERS). A
     single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
     would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS."""
     for name in query:
@@ -219,9 +220,8 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
     if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
         raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
-    checksum_type = headers.get(CHECKSUM_TYPE, COMPOSITE)
-    if checksum_type.upper() != COMPOSITE:
-        raise S3Error(S3ErrorCode.NotImplemented, f"The checksum type {checksum_type!r} is not implemented.")
+    if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):
+        raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
     ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)
     if ownership != BUCKET_OWNER_ENFORCED:
         raise S3Error(

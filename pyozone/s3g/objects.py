@@ -19,6 +19,7 @@ from pyozone.s3g import xml
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
+    CHECKSUM_TYPE,
     ETAG,
     NULL_VERSION,
     RESPONSE_OVERRIDES,
@@ -37,6 +38,7 @@ from pyozone.s3g.headers import (
     write_condition,
 )
 from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.parts import PARTS_COUNT, check_part_number, checksum_type, part_span
 from pyozone.s3g.request import S3Request
 
 log = logging.getLogger(__name__)
@@ -113,9 +115,13 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
         headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
-    whole = "Range" not in s3.headers  # a stored checksum is of the whole object, never of a range
+    # a stored checksum is of the whole object, never of a range or of one part of several
+    whole = "Range" not in s3.headers and ("partNumber" not in s3.query or not info.parts)
     if whole and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
-        headers.update(checksum_headers(metadata))
+        checksums = checksum_headers(metadata)
+        headers.update(checksums)
+        if checksums:
+            headers[CHECKSUM_TYPE] = checksum_type(next(iter(checksums.values())))
     for parameter, header in RESPONSE_OVERRIDES.items():
         if parameter in s3.query:
             headers[header] = s3.query[parameter]
@@ -140,21 +146,29 @@ class NotModified(Exception):
             self.headers["ETag"] = f'"{info.metadata[ETAG]}"'
 
 
-def _refuse_part_number(s3: S3Request) -> None:
-    """GET or HEAD of one part of a multipart object: OM keeps no part boundaries of a completed key."""
-    if "partNumber" in s3.query:
-        raise S3Error(S3ErrorCode.NotImplemented, f"{s3.http.method} by partNumber is not implemented.")
+def _span(s3: S3Request, info: KeyInfo, headers: dict[str, str]) -> ByteRange | None:
+    """The bytes a GET or HEAD asks for (None: the whole object, 200): its Range, or its partNumber's part
+    (parts.py), which also sets x-amz-mp-parts-count and, with x-amz-checksum-mode, the part's checksum."""
+    if "partNumber" not in s3.query:
+        return byte_range(s3.headers.get("Range"), info.data_size)
+    part = part_span(s3.query["partNumber"], "Range" in s3.headers, info)
+    if part.count is not None:
+        headers[PARTS_COUNT] = str(part.count)
+    named = next(iter(checksum_headers(info.metadata)), None)
+    if part.checksum and named and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+        headers[named] = part.checksum  # the part's own, as Amazon answers for one part
+    return part.span
 
 
 async def head_object(s3: S3Request) -> web.Response:
-    _refuse_part_number(s3)
+    check_part_number(s3.query)
     try:
         info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
     _check_preconditions(s3, info)
     headers = object_headers(info, s3)
-    span = byte_range(s3.headers.get("Range"), info.data_size)
+    span = _span(s3, info, headers)
     if span is None:
         headers["Content-Length"] = str(info.data_size)
         return web.Response(status=200, headers=headers)
@@ -164,7 +178,7 @@ async def head_object(s3: S3Request) -> web.Response:
 
 
 async def get_object(s3: S3Request) -> web.StreamResponse:
-    _refuse_part_number(s3)
+    check_part_number(s3.query)
     try:
         stream = await s3.gateway.client.read_key(s3.gateway.volume, s3.bucket, s3.key)
     except OzoneClientError as e:
@@ -173,7 +187,7 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
         info = stream.info
         _check_preconditions(s3, info)
         headers = object_headers(info, s3)
-        span = byte_range(s3.headers.get("Range"), info.data_size)
+        span = _span(s3, info, headers)
         status = 200
         if span is not None:
             status = 206

@@ -39,6 +39,7 @@ class Operation(Enum):
     GET_OBJECT = "GetObject"
     HEAD_OBJECT = "HeadObject"
     DELETE_OBJECT = "DeleteObject"
+    GET_OBJECT_ATTRIBUTES = "GetObjectAttributes"
     GET_OBJECT_TAGGING = "GetObjectTagging"
     PUT_OBJECT_TAGGING = "PutObjectTagging"
     DELETE_OBJECT_TAGGING = "DeleteObjectTagging"
@@ -111,7 +112,7 @@ _UNSUPPORTED_SUBRESOURCES = frozenset(
     {"policy", "lifecycle", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
-     "select", "attributes"}
+     "select"}
 )  # fmt: skip
 
 
@@ -165,6 +166,8 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
     if method == "GET":
         if "tagging" in q:
             return Operation.GET_OBJECT_TAGGING
+        if "attributes" in q:
+            return Operation.GET_OBJECT_ATTRIBUTES
         if "uploadId" in q:
             return Operation.LIST_PARTS
         return Operation.GET_OBJECT

@@ -65,6 +65,8 @@ DATE = NameRule("date (YYYYMMDD)", 8, OMResultCode.INVALID_REQUEST)
 REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
 S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
 UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.INVALID_REQUEST)
+PART_CHECKSUM_NAME = NameRule("part checksum name", 64, OMResultCode.INVALID_REQUEST)
+"""A part metadata entry's name (the S3 gateway's x-amz-checksum-<algorithm>, 24 bytes at most)."""
 
 _NAMES = {
     "volume": VOLUME,
@@ -84,6 +86,7 @@ _NAMES = {
     "multipartUploadID": UPLOAD_ID,
     "uploadIdMarker": UPLOAD_ID,
     "keyMarker": KEY,
+    "partChecksumName": PART_CHECKSUM_NAME,
 }
 _LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY, "listMultipartUploads": KEY}
 """What a listing's prefix and startKey are a prefix of, or the name of."""

@@ -497,7 +497,7 @@ class OzoneManagerService:
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
-            check=self._key_check(context, ACLType.WRITE, request),
+            request.partChecksumName, check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return wire.key_answer("completeMultipartUpload", record)
 
