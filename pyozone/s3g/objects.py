@@ -169,8 +169,8 @@ async def head_object(s3: S3Request) -> web.Response:
     _check_preconditions(s3, info)
     headers = object_headers(info, s3)
     span = _span(s3, info, headers)
-    if span is None:
-        headers["Content-Length"] = str(info.data_size)
+    if span is None or not span.length:
+        headers["Content-Length"] = str(info.data_size if span is None else 0)
         return web.Response(status=200, headers=headers)
     headers["Content-Length"] = str(span.length)
     headers["Content-Range"] = span.content_range(info.data_size)
@@ -189,11 +189,11 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
         headers = object_headers(info, s3)
         span = _span(s3, info, headers)
         status = 200
-        if span is not None:
+        if span is None:
+            span = ByteRange(0, info.data_size - 1)
+        elif span.length:  # an empty part has no Content-Range to give
             status = 206
             headers["Content-Range"] = span.content_range(info.data_size)
-        else:
-            span = ByteRange(0, info.data_size - 1)
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
         sent, idle_s = 0, s3.gateway.body_idle_timeout_s

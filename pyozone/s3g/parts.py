@@ -37,7 +37,8 @@ def check_part_number(query: Mapping[str, str]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class PartSpan:
-    """What GET/HEAD ?partNumber answers: the part's bytes (None: all of an empty object), the object's
+    """What GET/HEAD ?partNumber answers: the part's bytes (None: all of an empty object; an empty last
+    part of a multipart object is a span of no bytes, answered 200 without a Content-Range), the object's
     parts count (None: not a multipart object) and the part's own checksum if OM kept it ("": none)."""
 
     span: ByteRange | None
@@ -62,7 +63,7 @@ def part_span(raw: str, ranged: bool, info: KeyInfo) -> PartSpan:
     for index, (listed, size) in enumerate(info.parts):
         if listed == number:
             checksum = info.part_checksums[index] if index < len(info.part_checksums) else ""
-            return PartSpan(ByteRange(start, start + size - 1) if size else None, len(info.parts), checksum)
+            return PartSpan(ByteRange(start, start + size - 1), len(info.parts), checksum)
         start += size
     raise S3Error(S3ErrorCode.InvalidPartNumber)
 

@@ -222,3 +222,23 @@ def test_a_single_put_is_its_one_part(client, composite: list[bytes]) -> None:  
     assert got["Body"].read() == b"single put" and "PartsCount" not in got
     assert got["ContentRange"] == "bytes 0-9/10"
     assert refused(client.get_object, Bucket=BUCKET, Key="single", PartNumber=2) == (416, "InvalidPartNumber")
+
+
+def test_an_empty_last_part_is_no_bytes(client) -> None:  # type: ignore[no-untyped-def]
+    """An empty last part (S3 allows the last part any size) is answered as no bytes, not the object."""
+    upload = client.create_multipart_upload(Bucket=BUCKET, Key="empty-last")["UploadId"]
+    first = os.urandom(PARTS[0])
+    parts = [
+        {"PartNumber": n, "ETag": client.upload_part(
+            Bucket=BUCKET, Key="empty-last", UploadId=upload, PartNumber=n, Body=data)["ETag"]}
+        for n, data in ((1, first), (2, b""))
+    ]  # fmt: skip
+    client.complete_multipart_upload(
+        Bucket=BUCKET, Key="empty-last", UploadId=upload, MultipartUpload={"Parts": parts}
+    )
+    got = client.get_object(Bucket=BUCKET, Key="empty-last", PartNumber=2)
+    assert (got["ResponseMetadata"]["HTTPStatusCode"], got["PartsCount"], got["ContentLength"]) == (200, 2, 0)
+    assert got["Body"].read() == b"" and "ContentRange" not in got
+    head = client.head_object(Bucket=BUCKET, Key="empty-last", PartNumber=2)
+    assert (head["PartsCount"], head["ContentLength"]) == (2, 0)
+    assert client.get_object(Bucket=BUCKET, Key="empty-last", PartNumber=1)["Body"].read() == first

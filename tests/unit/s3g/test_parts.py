@@ -57,6 +57,12 @@ def test_part_numbers_are_those_the_upload_completed_with() -> None:
     assert code(e) is S3ErrorCode.InvalidPartNumber
 
 
+def test_an_empty_last_part_is_no_bytes_not_the_whole_object() -> None:
+    """H11's note: an empty last part of a non-empty object was answered as the whole object."""
+    part = part_span("2", False, key(((1, 5 * MB), (2, 0))))
+    assert part.span is not None and part.span.length == 0 and part.count == 2
+
+
 def test_a_part_beyond_the_last_is_not_satisfiable() -> None:
     with pytest.raises(S3Error) as e:
         part_span("4", False, key())
