@@ -54,6 +54,7 @@ class BucketInfo:
     used_namespace: int  # keys
     quota_in_bytes: int  # replicated bytes at most; 0: no quota
     quota_in_namespace: int  # keys at most; 0: no quota
+    versioning: str = ""  # S3's: "" (never set), "Enabled" or "Suspended"
 
     @property
     def replication_config(self) -> ReplicationConfig:
@@ -75,6 +76,8 @@ class KeyInfo:
     write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
     metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
     tags: Mapping[str, str] = field(default_factory=dict)
+    version_id: str = ""  # S3's: "null" or the version's id; "": written while its bucket was unversioned
+    delete_marker: bool = False
 
     @property
     def replication_config(self) -> ReplicationConfig:
