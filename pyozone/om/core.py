@@ -674,9 +674,16 @@ class OzoneManager:
         return [om_records.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
+        """Refused in a bucket that is or was S3-versioned: the key's older versions would stay under the
+        old name and its current one would not be the newest under the new (om/versions.py)."""
         check_key_name(to_key, self.settings.check_key_characters)
         with self.locks.key(key_key(volume, bucket, key), key_key(volume, bucket, to_key)):
             record = self.key_record(volume, bucket, key)
+            if self._bucket(volume, bucket).versioning is not BucketVersioning.UNVERSIONED:
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST,
+                    f"key {volume}/{bucket}/{key}: a rename in an S3-versioned bucket is not supported",
+                )
             if to_key == key:
                 return
             if self.store.get(KEY_TABLE, key_key(volume, bucket, to_key)) is not None:

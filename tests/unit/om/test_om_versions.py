@@ -177,6 +177,13 @@ def test_listing_pages_by_key_and_version_marker(om: OzoneManager) -> None:
     assert listed(om, prefix="a/") == [("a/b", b1, True, False)]
 
 
+def test_a_rename_in_a_versioned_bucket_is_refused(om: OzoneManager) -> None:
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    assert refused(om.rename_key, "vol1", "bkt1", "k", "moved") is OMResultCode.INVALID_REQUEST
+    assert om.lookup_key("vol1", "bkt1", "k").key.key == "k"
+
+
 def test_set_state_never_goes_back_to_unversioned(om: OzoneManager) -> None:
     assert om.info_bucket("vol1", "bkt1").versioning is BucketVersioning.UNVERSIONED
     om.versions.set_state("vol1", "bkt1", SUSPENDED)
