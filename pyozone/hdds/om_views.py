@@ -54,6 +54,7 @@ class BucketInfo:
     used_namespace: int  # keys
     quota_in_bytes: int  # replicated bytes at most; 0: no quota
     quota_in_namespace: int  # keys at most; 0: no quota
+    versioning: str = ""  # S3's: "" (never set), "Enabled" or "Suspended"
 
     @property
     def replication_config(self) -> ReplicationConfig:
@@ -79,6 +80,8 @@ class KeyInfo:
     """A completed multipart upload's (part number, size) in order, on a lookup; () for any other key."""
     part_checksums: tuple[str, ...] = ()
     """Beside `parts`: each part's checksum (the S3 gateway's), when its completion asked OM to keep them."""
+    version_id: str = ""  # S3's: "null" or the version's id; "": written while its bucket was unversioned
+    delete_marker: bool = False
 
     @property
     def replication_config(self) -> ReplicationConfig:

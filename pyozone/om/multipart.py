@@ -273,7 +273,7 @@ class MultipartManager:
             for part in upload.parts:
                 if part.part_number not in listed:
                     om.orphan(part.key, ops)
-            om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
+            record = om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
             ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
             om.commit(ops)
         log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)

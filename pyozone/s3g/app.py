@@ -51,6 +51,7 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.DELETE_BUCKET: buckets.delete_bucket,
     Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
     Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
+    Operation.PUT_BUCKET_VERSIONING: buckets.put_bucket_versioning,
     Operation.GET_BUCKET_ACL: acls.get_bucket_acl,
     Operation.PUT_BUCKET_ACL: acls.put_bucket_acl,
     Operation.GET_BUCKET_CORS: bucket_cors.get_bucket_cors,
@@ -183,7 +184,7 @@ async def _run(
         and operation in routing.WRITES
     ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
-    routing.check_version(where)
+    routing.check_version(where, operation)
     refuse_unimplemented(headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
@@ -207,10 +208,10 @@ async def _check_bucket_exists(gateway: Gateway, bucket: str) -> None:
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:
     status = error.code.status
-    if method == "HEAD":  # no body: the status alone speaks
-        return web.Response(status=status)
+    if method == "HEAD":  # no body: the status (and its headers) alone speak
+        return web.Response(status=status, headers=error.headers)
     body = xml.error_document(error.code.name, error.message, resource, request_id, **error.extra)
-    return web.Response(body=body, status=status, content_type="application/xml")
+    return web.Response(body=body, status=status, content_type="application/xml", headers=error.headers)
 
 
 def refusal(status: int, message: str) -> web.Response:

@@ -13,7 +13,7 @@ from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ETAG
-from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.objects import refuse_delete_marker, version_error, version_headers
 from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
@@ -119,8 +119,13 @@ async def get_object_attributes(s3: S3Request) -> web.Response:
     limit = max_parts(s3.headers.get(MAX_PARTS))
     marker = part_number_marker(s3.headers.get(PART_NUMBER_MARKER))
     try:
-        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+        info = await s3.gateway.client.key_info(
+            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
+        )
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+        raise version_error(e, s3) from None
+    refuse_delete_marker(s3, info)
     body = attributes_document(info, names, limit, marker)
-    return xml_response(body, **{"Last-Modified": xml.http_time(info.modification_time)})
+    return xml_response(
+        body, **{"Last-Modified": xml.http_time(info.modification_time), **version_headers(info)}
+    )

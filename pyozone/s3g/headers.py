@@ -43,9 +43,6 @@ RESPONSE_OVERRIDES = {
 STORAGE_CLASSES = {"STANDARD": None, "REDUCED_REDUNDANCY": "RATIS/ONE"}
 """S3 storage class -> pyozone replication (None: the bucket's default), as Ozone's S3 gateway maps them."""
 
-NULL_VERSION = "null"
-"""The VersionId of every object: pyozone has no versioning, so a key's one version is S3's null version."""
-
 ENCRYPTION_HEADERS = ("x-amz-server-side-encryption", "x-amz-copy-source-server-side-encryption")
 """Prefixes of S3's server-side encryption headers: SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`,
 `-aws-kms-key-id`, `-context`, `-bucket-key-enabled`) and SSE-C (`-customer-*`, and a copy source's)."""

@@ -19,7 +19,7 @@ from dataclasses import replace
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.om_views import PartInfo
+from pyozone.hdds.om_views import KeyInfo, PartInfo
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
@@ -37,7 +37,14 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
-from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_source, read_range, write_body
+from pyozone.s3g.objects import (
+    checksum_headers,
+    conditional_error,
+    open_copy_source,
+    read_range,
+    version_headers,
+    write_body,
+)
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type, part_number
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
@@ -192,6 +199,7 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
 async def upload_part_copy(s3: S3Request) -> web.Response:
     upload_id, part_number = _upload_id(s3), _part_number(s3)
     stream = await open_copy_source(s3)
+    source_version = stream.info.version_id
     async with stream:
         span = _copy_range(s3.headers.get("x-amz-copy-source-range"), stream.info.data_size)
         if span.length > MAX_PART_BYTES:
@@ -223,7 +231,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         xml.el("ETag", f'"{md5.hexdigest()}"'),
         *(xml.el(f"Checksum{a.value}", v) for a in ChecksumAlgorithm if (v := out.metadata.get(a.header))),
     )
-    return xml_response(body)
+    return xml_response(body, **({"x-amz-copy-source-version-id": source_version} if source_version else {}))
 
 
 async def complete_multipart_upload(s3: S3Request) -> web.Response:
@@ -248,6 +256,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _upload_algorithm(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
+    completed: KeyInfo | None = None  # a repeated completion is answered without its version
     try:
         checksum = await _object_checksum(s3, upload_id, [p[0] for p in parts], claimed)
     except S3Error as e:  # the parts are gone once the upload completed: a retry is answered from the key
@@ -259,7 +268,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         if checksum is not None:
             metadata[checksum[0].header] = checksum[1]
         try:
-            await s3.gateway.client.complete_multipart_upload(
+            completed = await s3.gateway.client.complete_multipart_upload(
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
                 condition=write_condition(s3.headers),
                 part_checksum=checksum[0].header if checksum is not None else "",  # kept for ObjectParts
@@ -281,7 +290,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         xml.el(f"Checksum{checksum[0].value}", checksum[1]) if checksum is not None else None,
         xml.el("ChecksumType", checksum_type(checksum[1])) if checksum is not None else None,
     )
-    return xml_response(body)
+    return xml_response(body, **version_headers(completed))
 
 
 async def _object_checksum(

@@ -221,3 +221,31 @@ def test_get_object_attributes_round_trip(aws: Aws, tmp_path: Path) -> None:
     done = aws.run("s3api", "get-object-attributes", "--bucket", sc.BUCKET, "--key", "attributes",
                    "--object-attributes", "Colour")  # fmt: skip
     assert done.returncode != 0 and "InvalidArgument" in done.stderr, done.stderr
+
+
+def test_versioning_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """put-bucket-versioning, versioned puts, a delete marker, list-object-versions and a read by version id
+    (issue 33, item 1)."""
+    bucket = ("--bucket", "versioned-cli")
+    aws.ok("s3api", "create-bucket", *bucket)
+    aws.ok("s3api", "put-bucket-versioning", *bucket, "--versioning-configuration", "Status=Enabled")
+    state = json.loads(aws.ok("s3api", "get-bucket-versioning", *bucket, "--output", "json"))
+    assert state == {"Status": "Enabled"}
+    ids = []
+    for text in (b"one", b"two"):
+        (tmp_path / "up").write_bytes(text)
+        put = aws.ok(
+            "s3api", "put-object", *bucket, "--key", "k", "--body", str(tmp_path / "up"), "--output", "json"
+        )
+        ids.append(json.loads(put)["VersionId"])
+    deleted = json.loads(aws.ok("s3api", "delete-object", *bucket, "--key", "k", "--output", "json"))
+    assert deleted["DeleteMarker"] is True
+    listed = json.loads(aws.ok("s3api", "list-object-versions", *bucket, "--output", "json"))
+    assert [(v["VersionId"], v["IsLatest"]) for v in listed["Versions"]] == [(ids[1], False), (ids[0], False)]
+    assert [(m["VersionId"], m["IsLatest"]) for m in listed["DeleteMarkers"]] == [
+        (deleted["VersionId"], True)
+    ]
+    aws.ok("s3api", "get-object", *bucket, "--key", "k", "--version-id", ids[0], str(tmp_path / "down"))
+    assert (tmp_path / "down").read_bytes() == b"one"
+    missing = aws.run("s3api", "get-object", *bucket, "--key", "k", str(tmp_path / "gone"))
+    assert missing.returncode != 0 and "NoSuchKey" in missing.stderr
