@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
 from pyozone.hdds.om_views import KeyCondition
+from pyozone.s3g import xml
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
@@ -240,6 +241,16 @@ def tagging_header(value: str | None) -> dict[str, str]:
         return {}
     pairs = parse_qsl(value, keep_blank_values=True)
     return check_tags(pairs)
+
+
+def parse_tagging(document: bytes) -> dict[str, str]:
+    """A Tagging document (PutObjectTagging's body, POST Object's `tagging` field): its TagSet's tags."""
+    tag_set = xml.parse(document, "Tagging").find("TagSet")
+    if tag_set is None:
+        raise S3Error(S3ErrorCode.MalformedXML)
+    return check_tags(
+        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
+    )
 
 
 def check_tags(pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -28,9 +28,9 @@ from pyozone.s3g.headers import (
     ByteRange,
     Precondition,
     byte_range,
-    check_tags,
     delete_condition,
     object_metadata,
+    parse_tagging,
     precondition,
     require_body_digest,
     storage_class,
@@ -484,14 +484,7 @@ async def get_object_tagging(s3: S3Request) -> web.Response:
 
 
 async def put_object_tagging(s3: S3Request) -> web.Response:
-    request = xml.parse(await s3.body.read_all(), "Tagging")
-    tag_set = request.find("TagSet")
-    if tag_set is None:
-        raise S3Error(S3ErrorCode.MalformedXML)
-    tags = check_tags(
-        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
-    )
-    await _set_tags(s3, tags)
+    await _set_tags(s3, parse_tagging(await s3.body.read_all()))
     return web.Response(status=200)
 
 
