@@ -62,6 +62,14 @@ class BucketInfo:
         return ReplicationConfig.parse(self.replication)
 
 
+CHECKSUM_PREFIX = "x-amz-checksum-"
+"""The metadata entries that hold a key's or a part's S3 checksum (x-amz-checksum-crc32, ...)."""
+UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
+"""Kept in an S3 multipart upload's metadata (never returned as a header): the checksum algorithm it was
+created with, which every part must then carry (a copied part gets it computed) and the completion name
+for every part, as Amazon requires."""
+
+
 @dataclass(frozen=True, slots=True)
 class KeyInfo:
     volume: str

@@ -773,12 +773,16 @@ class OzoneManager:
 
     # ------------------------------------------------------------------ helpers
     def orphan(self, record: KeyRecord, ops: list[Op]) -> None:
-        """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete)."""
+        """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete), without
+        what KeyDeletingService never reads (metadata, tags, ACLs, part lists): a completion replacing a
+        10,000-part key wrote its whole record there, and its Raft entry outgrew the append limit
+        (R31's F6)."""
         if not record.blocks:
             return
         (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
-        ops.append((DELETED_TABLE, entry, om_records.encode_key(record)))
+        blocks_only = replace(record, metadata=(), tags=(), acls=(), parts=(), part_checksums=())
+        ops.append((DELETED_TABLE, entry, om_records.encode_key(blocks_only)))
 
     def account(
         self,

@@ -28,11 +28,12 @@ from pyozone.hdds.om_records import (
     KeyBlock,
     KeyRecord,
     MultipartUploadRecord,
+    Pairs,
     PartRecord,
     pairs,
     replicated_size,
 )
-from pyozone.hdds.om_views import KeyCondition
+from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.om import conditions, quota
 from pyozone.om.core import OzoneManager
@@ -54,6 +55,22 @@ UPLOAD_SEPARATOR = "\x00"
 
 def multipart_key(volume: str, bucket: str, key: str, upload_id: str) -> str:
     return f"{key_key(volume, bucket, key)}{UPLOAD_SEPARATOR}{upload_id}"
+
+
+def _check_part_checksum(name: str, upload_metadata: Pairs, where: str) -> None:
+    """What a completion may keep as its parts' checksums: a checksum entry, the one of the algorithm the
+    upload was created with if it was (R31's F5: a native client named `ETag`, and the parts' MD5s were
+    served as their CRC32s)."""
+    if not name:
+        return
+    created = dict(upload_metadata).get(UPLOAD_ALGORITHM)
+    expected = CHECKSUM_PREFIX + created.lower() if created else None
+    if not name.startswith(CHECKSUM_PREFIX) or (expected is not None and name != expected):
+        raise OMException(
+            OMResultCode.INVALID_REQUEST,
+            f"{where}: {name!r} is not the parts' checksum"
+            + (f" (the upload's is {expected!r})" if expected else ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +249,7 @@ class MultipartManager:
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")
+            _check_part_checksum(part_checksum, upload.metadata, where)
             for (before, _), (number, _) in pairwise(parts):
                 if number <= before:
                     raise OMException(

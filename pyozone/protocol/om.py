@@ -562,11 +562,17 @@ def buckets_answer(records: Iterable[BucketRecord]) -> om_pb.ListBucketsResponse
     return om_pb.ListBucketsResponse(buckets=[bucket_to_proto(r) for r in records])
 
 
-def key_answer(method: str, record: KeyRecord) -> Message:
-    """commitKey, completeMultipartUpload: the committed key with its blocks."""
-    answer = _ANSWERS[method]()
+def committed_key_answer(record: KeyRecord) -> om_pb.CommitKeyResponse:
+    """commitKey: the committed key with its blocks."""
+    answer = om_pb.CommitKeyResponse()
     answer.keyInfo.MergeFromString(encode_key(record))  # the bytes om.db got: parsed, not built again
     return answer
+
+
+def completed_key_answer(record: KeyRecord) -> om_pb.CompleteMultipartUploadResponse:
+    """completeMultipartUpload: the key without its blocks and part lists (a 10,000-part key's are
+    megabytes, which OM HA's log entry carries beside the writes: R31's F6); a reader looks it up."""
+    return om_pb.CompleteMultipartUploadResponse(keyInfo=key_to_proto(record, with_blocks=False))
 
 
 def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKeysResponse:

@@ -13,6 +13,7 @@ from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ETAG
+from pyozone.s3g.numbers import decimal
 from pyozone.s3g.objects import refuse_delete_marker, version_error, version_headers
 from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
@@ -39,22 +40,34 @@ def requested_attributes(value: str | None) -> frozenset[str]:
 
 
 def max_parts(value: str | None) -> int:
-    """x-amz-max-parts: at most 1000, the default; S3 takes a value that is no count as the default."""
-    return min(int(value), MAX_LIST_ENTRIES) if value is not None and value.isdigit() else MAX_LIST_ENTRIES
+    """x-amz-max-parts: at most 1000, the default; a value that is no count is InvalidArgument (R31's I1:
+    it was read as the default)."""
+    if value is None or value == "":
+        return MAX_LIST_ENTRIES
+    count = decimal(value)
+    if count is None:
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            "Provided max-parts not an integer or within integer range",
+            ArgumentName=MAX_PARTS,
+            ArgumentValue=value,
+        )
+    return min(count, MAX_LIST_ENTRIES)
 
 
 def part_number_marker(value: str | None) -> int:
     """x-amz-part-number-marker: 0 (the default) to 10,000, else InvalidArgument."""
     if value is None or value == "":
         return 0
-    if not value.isdigit() or int(value) > MAX_PART_NUMBER:
+    marker = decimal(value)
+    if marker is None or marker > MAX_PART_NUMBER:
         raise S3Error(
             S3ErrorCode.InvalidArgument,
             f"Part number marker must be an integer between 0 and {MAX_PART_NUMBER}, inclusive",
             ArgumentName=PART_NUMBER_MARKER,
             ArgumentValue=value,
         )
-    return int(value)
+    return marker
 
 
 def attributes_document(info: KeyInfo, names: frozenset[str], limit: int, marker: int) -> bytes:
@@ -98,7 +111,7 @@ def _object_parts(
         xml.el("PartNumberMarker", marker),
         xml.el("NextPartNumberMarker", page[-1][0] if page else marker),
         xml.el("MaxParts", limit),
-        xml.el("IsTruncated", len(after) > limit),
+        xml.el("IsTruncated", len(after) > len(page) > 0),  # never with an empty page (R31's I1: max 0)
         *(
             xml.el(
                 "Part",

@@ -19,6 +19,7 @@ from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 
 ETAG = "ETag"
 USER_METADATA_PREFIX = "x-amz-meta-"
@@ -289,17 +290,16 @@ def byte_range(value: str | None, size: int) -> ByteRange | None:
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
     first, dash, last = spec.strip().partition("-")
-    if not dash or not (first.isdigit() or last.isdigit()) or (first and not first.isdigit()):
+    start, end = decimal(first), decimal(last)
+    if not dash or (first and start is None) or (last and end is None) or not (first or last):
         return None
-    if last and not last.isdigit():
-        return None
-    if not first:  # the last N bytes
-        n = int(last)
-        if n == 0:
+    if start is None:  # the last N bytes
+        assert end is not None
+        if end == 0:
             raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
-        return ByteRange(max(0, size - n), size - 1) if size else None
-    start = int(first)
-    end = int(last) if last else size - 1
+        return ByteRange(max(0, size - end), size - 1) if size else None
+    if end is None:
+        end = size - 1
     if start >= size:
         raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
     if end < start:

@@ -10,6 +10,7 @@ in the completion's x-amz-checksum-* header is compared with it (BadDigest)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import itertools
@@ -19,7 +20,7 @@ from dataclasses import replace
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.om_views import KeyInfo, PartInfo
+from pyozone.hdds.om_views import UPLOAD_ALGORITHM, KeyInfo, PartInfo
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
@@ -37,6 +38,7 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
+from pyozone.s3g.numbers import decimal
 from pyozone.s3g.objects import (
     checksum_headers,
     conditional_error,
@@ -50,10 +52,6 @@ from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type, part_number
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
 CHECKSUM_ALGORITHM = "x-amz-checksum-algorithm"
-UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
-"""Kept in the upload's metadata (never returned as a header): the algorithm it was created with, which
-every part must then carry (a copied part gets it computed) and the completion name for every part, as
-Amazon requires (400 InvalidRequest with Amazon's messages otherwise)."""
 UPLOAD_CHECKSUM_TYPE = "s3.multipart.checksumType"
 """Kept beside UPLOAD_ALGORITHM: COMPOSITE or FULL_OBJECT, as the upload was created."""
 COMPOSITE_ALGORITHMS = (ChecksumAlgorithm.CRC32, ChecksumAlgorithm.CRC32C, ChecksumAlgorithm.SHA1,
@@ -181,7 +179,8 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
         return ByteRange(0, size - 1)
     unit, _, spec = value.partition("=")
     first, dash, last = spec.partition("-")
-    if unit != "bytes" or not dash or not first.isdigit() or not last.isdigit() or int(first) > int(last):
+    start, end = decimal(first), decimal(last)
+    if unit != "bytes" or not dash or start is None or end is None or start > end:
         message = (
             "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last "
             "are the zero-based offsets of the first and last bytes to copy"
@@ -189,11 +188,11 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
         raise S3Error(
             S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source-range", ArgumentValue=value
         )
-    if int(last) >= size:
+    if end >= size:
         raise S3Error(
             S3ErrorCode.InvalidRange, f"Range specified is not valid for source object of size: {size}"
         )
-    return ByteRange(int(first), int(last))
+    return ByteRange(start, end)
 
 
 async def upload_part_copy(s3: S3Request) -> web.Response:
@@ -240,13 +239,13 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     parts: list[tuple[int, str]] = []
     claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
     for node in request.findall("Part"):
-        number = (xml.text(node, "PartNumber") or "").strip()
-        if not number.isdigit():
+        number = decimal((xml.text(node, "PartNumber") or "").strip())
+        if number is None:
             raise S3Error(S3ErrorCode.MalformedXML)
-        parts.append((int(number), (xml.text(node, "ETag") or "").strip().strip('"')))
+        parts.append((number, (xml.text(node, "ETag") or "").strip().strip('"')))
         for algorithm in ChecksumAlgorithm:
             if (value := xml.text(node, f"Checksum{algorithm.value}", required=False)) is not None:
-                claimed[int(number)] = (algorithm, value.strip())
+                claimed[number] = (algorithm, value.strip())
     if not parts:
         raise S3Error(S3ErrorCode.MalformedXML, "You must specify at least one part")
     if any(b[0] <= a[0] for a, b in itertools.pairwise(parts)):
@@ -293,6 +292,14 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     return xml_response(body, **version_headers(completed))
 
 
+def _full_object_crc(algorithm: ChecksumAlgorithm, crcs: Sequence[bytes], sizes: Sequence[int]) -> bytes:
+    """The CRC of the parts' concatenation from their CRCs and sizes (crc_combine.py)."""
+    combined = int.from_bytes(crcs[0])
+    for crc, size in zip(crcs[1:], sizes[1:], strict=True):
+        combined = COMBINE[algorithm](combined, int.from_bytes(crc), size)
+    return combined.to_bytes(algorithm.size)
+
+
 async def _object_checksum(
     s3: S3Request, upload_id: str, numbers: list[int], claimed: dict[int, tuple[ChecksumAlgorithm, str]]
 ) -> tuple[ChecksumAlgorithm, str] | None:
@@ -327,6 +334,12 @@ async def _object_checksum(
     [algorithm] = algorithms
     assert algorithm is not None
     check_checksum_type(algorithm, kind)
+    if numbers != list(range(1, len(numbers) + 1)):  # Amazon's CompletedPart.PartNumber (R31's F4)
+        raise S3Error(
+            S3ErrorCode.InvalidPartOrder,
+            "With checksums, the part numbers must start at 1 and be consecutive.",
+            UploadId=upload_id,
+        )
     raws: list[bytes] = []
     for number in numbers:
         part = kept.get(number)
@@ -339,15 +352,11 @@ async def _object_checksum(
             )
         raws.append(decode_checksum(algorithm, stored, trailing=False))
     if kind == FULL_OBJECT:
-        combined = int.from_bytes(raws[0])
-        for number, raw in zip(numbers[1:], raws[1:], strict=True):
-            combined = COMBINE[algorithm](combined, int.from_bytes(raw), kept[number].size)
-        value = base64.b64encode(combined.to_bytes(algorithm.size)).decode()
-        if named and decode_checksum(algorithm, named[0][1], trailing=False) != combined.to_bytes(
-            algorithm.size
-        ):
+        sizes = [kept[number].size for number in numbers]
+        whole = await asyncio.to_thread(_full_object_crc, algorithm, raws, sizes)  # off the event loop
+        if named and decode_checksum(algorithm, named[0][1], trailing=False) != whole:
             raise mismatch(algorithm)
-        return algorithm, value
+        return algorithm, base64.b64encode(whole).decode()
     digest = algorithm.hasher()
     for raw in raws:
         digest.update(memoryview(raw))

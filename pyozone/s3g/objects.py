@@ -14,7 +14,7 @@ from aiohttp import web
 from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.hdds.om_views import KeyInfo
+from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
 from pyozone.hdds.s3_versions import NULL_VERSION
 from pyozone.s3g import xml
 from pyozone.s3g.buckets import xml_response
@@ -22,6 +22,7 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
     CHECKSUM_TYPE,
     ETAG,
+    FULL_OBJECT,
     RESPONSE_OVERRIDES,
     STORED_HEADERS,
     USER_METADATA_PREFIX,
@@ -45,7 +46,6 @@ log = logging.getLogger(__name__)
 
 MAX_PUT_BYTES = 5 * 1024**3
 """S3's largest single PUT (and copy); larger objects are multipart uploads."""
-CHECKSUM_PREFIX = "x-amz-checksum-"
 TAGGING_DIRECTIVES = ("COPY", "REPLACE")
 VERSION_ID = "x-amz-version-id"
 DELETE_MARKER = "x-amz-delete-marker"
@@ -106,7 +106,10 @@ async def put_object(s3: S3Request) -> web.Response:
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
-    headers = {"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored), **version_headers(out.key_info)}
+    checksums = checksum_headers(stored)  # a PUT's is always of the whole object (R31's I6)
+    headers = {"ETag": f'"{stored[ETAG]}"', **checksums, **version_headers(out.key_info)}
+    if checksums:
+        headers[CHECKSUM_TYPE] = FULL_OBJECT
     return web.Response(status=200, headers=headers)
 
 

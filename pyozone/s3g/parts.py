@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import COMPOSITE, FULL_OBJECT, ByteRange
+from pyozone.s3g.numbers import decimal
 
 MAX_PART_NUMBER = 10_000
 PARTS_COUNT = "x-amz-mp-parts-count"
@@ -19,14 +20,15 @@ PARTS_COUNT = "x-amz-mp-parts-count"
 
 def part_number(raw: str) -> int:
     """A partNumber query value: 1 to 10,000 (S3's InvalidArgument otherwise)."""
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PART_NUMBER:
+    number = decimal(raw)
+    if number is None or not 1 <= number <= MAX_PART_NUMBER:
         raise S3Error(
             S3ErrorCode.InvalidArgument,
             f"Part number must be an integer between 1 and {MAX_PART_NUMBER}, inclusive",
             ArgumentName="partNumber",
             ArgumentValue=raw,
         )
-    return int(raw)
+    return number
 
 
 def check_part_number(query: Mapping[str, str]) -> None:

@@ -118,6 +118,10 @@ _UNSUPPORTED_SUBRESOURCES = frozenset(
 
 def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
+    if "attributes" in q:  # an object's subresource (R31's F2: GET ?attributes was a listing)
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "The attributes subresource is not implemented on a bucket."
+        )
     if method == "GET":
         if "location" in q:
             return Operation.GET_BUCKET_LOCATION
@@ -164,6 +168,8 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL
+        raise S3Error(S3ErrorCode.MethodNotAllowed)
+    if "attributes" in q and method != "GET":  # GetObjectAttributes alone (R31's F2: a PUT overwrote)
         raise S3Error(S3ErrorCode.MethodNotAllowed)
     if method == "GET":
         if "tagging" in q:

@@ -330,7 +330,7 @@ class OzoneManagerService:
             dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
             check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
-        return wire.key_answer("commitKey", record)
+        return wire.committed_key_answer(record)
 
     async def _stored_lengths(
         self,
@@ -523,7 +523,7 @@ class OzoneManagerService:
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
             request.partChecksumName, check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
-        return wire.key_answer("completeMultipartUpload", record)
+        return wire.completed_key_answer(record)
 
     @rpc
     async def abortMultipartUpload(

@@ -242,3 +242,15 @@ def test_an_empty_last_part_is_no_bytes(client) -> None:  # type: ignore[no-unty
     head = client.head_object(Bucket=BUCKET, Key="empty-last", PartNumber=2)
     assert (head["PartsCount"], head["ContentLength"]) == (2, 0)
     assert client.get_object(Bucket=BUCKET, Key="empty-last", PartNumber=1)["Body"].read() == first
+
+
+def test_checksummed_parts_must_be_consecutive_from_one(client) -> None:  # type: ignore[no-untyped-def]
+    """R31's F4, Amazon's CompletedPart.PartNumber: with an additional checksum on each part, parts 1 and 3
+    are InvalidPartOrder (a parts count of 2 with part 3 served misled part-wise downloaders)."""
+    upload, _, parts = upload_parts(client, "gapped", "CRC32", "FULL_OBJECT")
+    assert refused(
+        client.complete_multipart_upload, Bucket=BUCKET, Key="gapped", UploadId=upload,
+        MultipartUpload={"Parts": [parts[0], parts[2]]},
+    ) == (400, "InvalidPartOrder")  # fmt: skip
+    put = client.put_object(Bucket=BUCKET, Key="summed", Body=b"x", ChecksumAlgorithm="CRC32")
+    assert put["ChecksumType"] == "FULL_OBJECT"  # R31's I6

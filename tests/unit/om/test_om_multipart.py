@@ -10,6 +10,7 @@ import pytest
 
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
+from pyozone.hdds.om_views import UPLOAD_ALGORITHM
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, OMStoreError
@@ -106,6 +107,34 @@ def test_the_key_keeps_each_parts_checksum_when_the_completion_names_it(mpu: Mul
     parts = [(1, "e1-2500"), (2, "e2-700")]
     key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, parts, part_checksum="x-amz-checksum-crc32")
     assert key.part_checksums == ("c1", "c2")
+
+
+@pytest.mark.parametrize("name", ["ETag", "x-amz-meta-crc", "x-amz-checksum-sha256"])
+def test_only_the_uploads_checksum_entry_is_kept_as_the_parts_checksums(
+    mpu: MultipartManager, name: str
+) -> None:
+    """R31's F5: a native client named `ETag`, and the parts' MD5s were served as their CRC32s. An upload
+    created with CRC32 keeps only x-amz-checksum-crc32; any other name is INVALID_REQUEST."""
+    upload = mpu.initiate("vol1", "bkt1", "k", metadata={UPLOAD_ALGORITHM: "CRC32"})
+    write_part(mpu, upload.upload_id, 1, 700, checksum="c1")
+    with pytest.raises(OMException) as e:
+        mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-700")], part_checksum=name)
+    assert e.value.code is OMResultCode.INVALID_REQUEST
+
+
+def test_a_replaced_key_leaves_only_its_blocks_in_deleted_table(
+    om: OzoneManager, mpu: MultipartManager
+) -> None:
+    """R31's F6: the replaced key's whole record (part lists, metadata) went to deletedTable, which reads
+    only blocks, and a 10,000-part key's Raft entry outgrew the append limit."""
+    for _ in range(2):
+        upload = mpu.initiate("vol1", "bkt1", "k")
+        write_part(mpu, upload.upload_id, 1, 700, checksum="c1")
+        mpu.complete(
+            "vol1", "bkt1", "k", upload.upload_id, [(1, "e1-700")], part_checksum="x-amz-checksum-crc32"
+        )
+    [orphaned] = [om_records.decode_key(v) for _, v in om.store.scan(DELETED_TABLE)]
+    assert orphaned.blocks and (orphaned.parts, orphaned.part_checksums, orphaned.metadata) == ((), (), ())
 
 
 def test_a_part_written_again_replaces_the_older(om: OzoneManager, mpu: MultipartManager) -> None:

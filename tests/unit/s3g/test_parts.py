@@ -11,7 +11,7 @@ from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.attributes import attributes_document, max_parts, part_number_marker, requested_attributes
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ByteRange
-from pyozone.s3g.parts import PartSpan, part_span
+from pyozone.s3g.parts import PartSpan, part_number, part_span
 
 MB = 1024 * 1024
 PARTS = ((1, 5 * MB), (2, 5 * MB), (3, 7))
@@ -109,14 +109,23 @@ def test_every_attribute_may_be_asked_at_once() -> None:
     assert names == {"ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"}
 
 
-def test_max_parts_that_is_no_count_is_the_default_and_a_bad_marker_an_invalid_argument() -> None:
-    assert (max_parts(None), max_parts("x"), max_parts("-1"), max_parts("2"), max_parts("5000")) == (
-        1000, 1000, 1000, 2, 1000,
-    )  # fmt: skip
+def test_a_max_parts_or_marker_that_is_no_count_is_an_invalid_argument() -> None:
+    """R31's I1 and F1: a max-parts that is no count was read as the default, and a superscript, another
+    script's digit or 5,000 digits were a 500 (or read as a number)."""
+    assert (max_parts(None), max_parts("2"), max_parts("5000")) == (1000, 2, 1000)
+    assert max_parts("9" * 5000) == 1000
     assert part_number_marker(None) == 0 and part_number_marker("2") == 2
-    for bad in ("x", "-1", "10001"):
+    for bad in ("x", "-1", "\u00b2", "\u0661", " 2"):
+        with pytest.raises(S3Error) as e:
+            max_parts(bad)
+        assert code(e) is S3ErrorCode.InvalidArgument
+    for bad in ("x", "-1", "10001", "\u00b2", "\u0661", "1" * 5000):
         with pytest.raises(S3Error) as e:
             part_number_marker(bad)
+        assert code(e) is S3ErrorCode.InvalidArgument
+    for bad in ("\u00b2", "\u0661", "1" * 5000, "+1"):
+        with pytest.raises(S3Error) as e:
+            part_number(bad)
         assert code(e) is S3ErrorCode.InvalidArgument
 
 

@@ -94,6 +94,10 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
         ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
+        ("PUT", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),  # R31's F2: it overwrote the object
+        ("DELETE", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
+        ("HEAD", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
+        ("GET", "/b?attributes", S3ErrorCode.NotImplemented),  # an object's subresource only
     ],
 )
 def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:
