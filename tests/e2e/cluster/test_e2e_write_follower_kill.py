@@ -40,6 +40,8 @@ FOLLOWER_OVERRIDES = {
     **OVERRIDES,
     # Four RATIS/THREE pipelines on six datanodes: one of them leaves the dead follower out.
     "hdds.scm.safemode.min.datanode": "6",
+    # The dead follower's watches fail after this (30 s by default); a live one answers well within it.
+    "hdds.ratis.raft.server.watch.timeout": "10s",
 }
 ALL_COMMITTED = {**WRITER, "hdds.ratis.client.request.watch.type": "ALL_COMMITTED"}
 
