@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import itertools
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from pyozone.hdds.s3_lifecycle import DAY_MS, LifecycleRun
 from tests.e2e.cluster.cluster_helpers import ozone_client
-from tests.e2e.cluster.s3_cluster import S3Endpoint, getsecret, s3_cluster
+from tests.e2e.cluster.s3_cluster import REGION, S3Endpoint, getsecret, s3_cluster
 
 _names = itertools.count()
 EXPIRE_1 = {"ID": "expire", "Filter": {"Prefix": ""}, "Status": "Enabled", "Expiration": {"Days": 1}}
@@ -140,6 +145,14 @@ def test_refusals_in_amazon_s_words(  # type: ignore[no-untyped-def]
     )
 
 
+def test_the_legacy_api_and_its_top_level_prefix(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """PutBucketLifecycle / GetBucketLifecycle (deprecated, the same `?lifecycle`): a rule's own Prefix."""
+    rule = {"ID": "v1", "Prefix": "old/", "Status": "Enabled", "Expiration": {"Days": 2}}
+    client.put_bucket_lifecycle(Bucket=bucket, LifecycleConfiguration={"Rules": [rule]})
+    assert client.get_bucket_lifecycle(Bucket=bucket)["Rules"] == [rule]
+    assert client.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"][0]["Prefix"] == "old/"
+
+
 def test_more_than_1000_rules_are_refused(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
     rules = [{**EXPIRE_1, "ID": f"r{i}"} for i in range(1001)]
     assert refusal(
@@ -188,12 +201,14 @@ def test_the_configuration_goes_with_its_bucket(client, bucket: str) -> None:  #
     )
 
 
-def test_lifecycle_on_an_object_is_not_implemented(client, bucket: str, s3: S3Endpoint) -> None:  # type: ignore[no-untyped-def]
-    import urllib.request
-
+def test_lifecycle_on_an_object_is_not_implemented(s3: S3Endpoint, bucket: str) -> None:
+    """`?lifecycle` is a bucket's subresource: on a key it is NotImplemented, as before (a signed GET)."""
+    request = AWSRequest(method="GET", url=f"{s3.url}/{bucket}/key?lifecycle")
+    S3SigV4Auth(Credentials(s3.access_key, s3.secret_key), "s3", REGION).add_auth(request)
+    sent = urllib.request.Request(request.url, headers=dict(request.headers.items()), method="GET")
     with pytest.raises(urllib.error.HTTPError) as error:
-        urllib.request.urlopen(f"{s3.url}/{bucket}/key?lifecycle", timeout=30)
-    assert error.value.code in (403, 501)  # anonymous: refused before or by routing
+        urllib.request.urlopen(sent, timeout=30)
+    assert error.value.code == 501 and b"<Code>NotImplemented</Code>" in error.value.read()
 
 
 # ------------------------------------------------------------------ the service
