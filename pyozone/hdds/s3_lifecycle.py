@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -120,6 +121,22 @@ class LifecycleConfiguration:
     def _enabled(self) -> tuple[LifecycleRule, ...]:
         return tuple(r for r in self.rules if r.enabled)
 
+    def key_prefixes(self) -> tuple[str, ...]:
+        """Where the enabled rules acting on objects, versions or markers look: their prefixes, in order, none
+        under another (so the key ranges they name are disjoint and in order); () when no rule acts there."""
+        return _outermost(
+            r.filter.prefix
+            for r in self._enabled()
+            if r.expiration_days is not None
+            or r.expiration_date_ms is not None
+            or r.expired_object_delete_marker
+            or r.noncurrent_days is not None
+        )
+
+    def upload_prefixes(self) -> tuple[str, ...]:
+        """As key_prefixes, for the enabled rules aborting incomplete multipart uploads."""
+        return _outermost(r.filter.prefix for r in self._enabled() if r.abort_days is not None)
+
     def current_expires(self, obj: ObjectFacts, now_ms: int) -> bool:
         """Whether an enabled rule's Expiration (Days or Date) has fallen due for the current version."""
         for rule in self._enabled():
@@ -164,6 +181,15 @@ class LifecycleConfiguration:
             and now_ms >= due_ms(initiated_ms, r.abort_days)
             for r in self._enabled()
         )  # fmt: skip
+
+
+def _outermost(prefixes: Iterable[str]) -> tuple[str, ...]:
+    """The prefixes in order without those another of them covers ("" covers every one)."""
+    kept: list[str] = []
+    for prefix in sorted(set(prefixes)):
+        if not kept or not prefix.startswith(kept[-1]):
+            kept.append(prefix)
+    return tuple(kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,12 @@ ozone.om.s3.lifecycle.service.interval, at most ozone.om.s3.lifecycle.limit.per.
 (pyozone's; modelled on Ozone's OpenKeyCleanupService, a run-once step on the leader's timer). When a
 rule falls due is the kernel's (hdds/s3_lifecycle.py); this module finds what is due and does it.
 
-A run looks at the buckets with a configuration (s3BucketLifecycleTable) and, per bucket, at each key's
-versions and at its multipart uploads, without OM's lock; what it finds due it plans again, and carries
-out, under OM's exclusive lock, so a key written meanwhile is judged as it is then. Every action is an
-ordinary OM request (OzoneManager.delete_key, MultipartManager.abort): replicated through OM's Raft on an
-HA leader, its blocks to deletedTable for KeyDeletingService:
+A run looks at the buckets with a configuration (s3BucketLifecycleTable) and, per bucket, at the versions
+of each key under its rules' prefixes and at its multipart uploads, without OM's lock; what it finds due
+it plans again, and carries out, a key at a time under OM's exclusive lock, so a key written meanwhile is
+judged as it is then (and a configuration changed meanwhile stops the bucket's actions). Every action is
+an ordinary OM request (OzoneManager.delete_key, MultipartManager.abort): replicated through OM's Raft on
+an HA leader, its blocks to deletedTable for KeyDeletingService:
 - a current version past its Expiration (Days or Date): deleted; in a versioned bucket a delete marker
   takes its place (Suspended: the `null` version goes), as a DeleteObject without a version does;
 - a noncurrent version (a delete marker too) past NoncurrentDays since it became noncurrent (its
@@ -126,16 +127,16 @@ class S3LifecycleService:
     ) -> LifecycleRun:
         keys: list[str] = []
         found = 0
-        for key in self._keys(volume, bucket):
+        for key, current, older in self._versions(volume, bucket, config.key_prefixes()):
             if found >= budget:
                 break
-            due = len(self._plan(volume, bucket, key, config, now_ms))
+            due = len(_due(key, current, older, config, now_ms))
             if due:
                 keys.append(key)
                 found += due
         uploads = [
             (record.key, record.upload_id)
-            for record in self._uploads(volume, bucket)
+            for record in self._uploads(volume, bucket, config.upload_prefixes())
             if config.upload_aborts(record.key, record.creation_ms, now_ms)
         ][: max(0, budget - found)]
         if not keys and not uploads:
@@ -143,16 +144,19 @@ class S3LifecycleService:
         counts = dict.fromkeys(Action, 0)
         aborted = 0
         om = self.om
-        with om.lock:  # planned again, and carried out, with nothing written meanwhile
-            if om.store.get(S3_BUCKET_LIFECYCLE_TABLE, bucket_key(volume, bucket)) != kept:
-                return LifecycleRun()  # changed or deleted since: the next run reads the new one
-            for key in keys:
+        for key in keys:
+            with om.lock:  # planned again, and carried out, with nothing written meanwhile; a key at a time
+                if om.store.get(S3_BUCKET_LIFECYCLE_TABLE, bucket_key(volume, bucket)) != kept:
+                    break  # changed or deleted since: the next run reads the new one
                 for action, version in self._plan(volume, bucket, key, config, now_ms)[
                     : budget - sum(counts.values())
                 ]:
                     om.delete_key(volume, bucket, key, version=version)
                     counts[action] += 1
-            for key, upload_id in uploads:
+        for key, upload_id in uploads:
+            with om.lock:
+                if om.store.get(S3_BUCKET_LIFECYCLE_TABLE, bucket_key(volume, bucket)) != kept:
+                    break  # as above
                 try:
                     self.multipart.abort(volume, bucket, key, upload_id)
                 except OMException as e:
@@ -167,42 +171,69 @@ class S3LifecycleService:
             aborted,
         )
 
-    def _keys(self, volume: str, bucket: str) -> Iterator[str]:
-        """The bucket's key names with a current version or any other version, in order, once each."""
+    def _versions(
+        self, volume: str, bucket: str, prefixes: tuple[str, ...]
+    ) -> Iterator[tuple[str, KeyRecord | None, list[KeyRecord]]]:
+        """Each key under `prefixes` (disjoint, in order) with its current version (None: none) and its
+        other versions newest first: one merged scan of keyTable and objectVersionTable per prefix (a
+        key's current version, named by the key alone, sorts before its others)."""
         base = bucket_key(volume, bucket) + "/"
-        current = (name[len(base) :] for name, _ in self.om.store.scan(KEY_TABLE, base))
-        older = (
-            name[len(base) :].split("\x00", 1)[0]
-            for name, _ in self.om.store.scan(OBJECT_VERSION_TABLE, base)
-        )
-        previous = None
-        for key in heapq.merge(current, older):
-            if key != previous:
-                yield key
-            previous = key
+        store = self.om.store
+        for prefix in prefixes:
+            entries = heapq.merge(
+                ((name, True, value) for name, value in store.scan(KEY_TABLE, base + prefix)),
+                ((name, False, value) for name, value in store.scan(OBJECT_VERSION_TABLE, base + prefix)),
+                key=lambda entry: entry[0],
+            )
+            key, current, older = "", None, []
+            for name, is_current, value in entries:
+                name_key = name[len(base) :].split("\x00", 1)[0]
+                if name_key != key and (current is not None or older):
+                    yield key, current, older
+                    current, older = None, []
+                key = name_key
+                record = om_records.decode_key(value)
+                if is_current:
+                    current = record
+                else:
+                    older.append(record)
+            if current is not None or older:
+                yield key, current, older
 
-    def _uploads(self, volume: str, bucket: str) -> Iterator[MultipartUploadRecord]:
-        for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, bucket_key(volume, bucket) + "/"):
-            yield om_records.decode_multipart(value)
+    def _uploads(
+        self, volume: str, bucket: str, prefixes: tuple[str, ...]
+    ) -> Iterator[MultipartUploadRecord]:
+        base = bucket_key(volume, bucket) + "/"
+        for prefix in prefixes:
+            for _, value in self.om.store.scan(MULTIPART_INFO_TABLE, base + prefix):
+                yield om_records.decode_multipart(value)
 
     def _plan(
         self, volume: str, bucket: str, key: str, config: LifecycleConfiguration, now_ms: int
     ) -> list[tuple[Action, str]]:
-        """What is due for the key's versions at `now_ms`: (action, version id; "" for the current one)."""
+        """What is due for the key's versions at `now_ms`, as om.db holds them now."""
         current = self.om.find_key(volume, bucket, key)
-        older = list(versions.older_versions(self.om.store, volume, bucket, key))  # newest first
-        due: list[tuple[Action, str]] = []
-        if current is not None and config.current_expires(_facts(current), now_ms):
-            due.append((Action.EXPIRE_CURRENT, ""))
-        successor = current.creation_ms if current is not None else None
-        newer = 0  # noncurrent versions newer than the one looked at
-        for record in older:
-            if successor is None:  # a delete marker is the key's latest version
-                if len(older) == 1 and config.removes_marker(key, record.creation_ms, now_ms):
-                    due.append((Action.REMOVE_MARKER, record.version_id))
-            else:
-                if config.noncurrent_expires(_facts(record), successor, newer, now_ms):
-                    due.append((Action.EXPIRE_NONCURRENT, record.version_id))
-                newer += 0 if record.delete_marker else 1
-            successor = record.creation_ms
-        return due
+        older = list(versions.older_versions(self.om.store, volume, bucket, key))
+        return _due(key, current, older, config, now_ms)
+
+
+def _due(
+    key: str, current: KeyRecord | None, older: list[KeyRecord], config: LifecycleConfiguration, now_ms: int
+) -> list[tuple[Action, str]]:
+    """What is due at `now_ms` for a key of current version `current` (None: none) and other versions
+    `older`, newest first: (action, version id; "" for the current one)."""
+    due: list[tuple[Action, str]] = []
+    if current is not None and config.current_expires(_facts(current), now_ms):
+        due.append((Action.EXPIRE_CURRENT, ""))
+    successor = current.creation_ms if current is not None else None
+    newer = 0  # noncurrent versions newer than the one looked at
+    for record in older:
+        if successor is None:  # a delete marker is the key's latest version
+            if len(older) == 1 and config.removes_marker(key, record.creation_ms, now_ms):
+                due.append((Action.REMOVE_MARKER, record.version_id))
+        else:
+            if config.noncurrent_expires(_facts(record), successor, newer, now_ms):
+                due.append((Action.EXPIRE_NONCURRENT, record.version_id))
+            newer += 0 if record.delete_marker else 1
+        successor = record.creation_ms
+    return due

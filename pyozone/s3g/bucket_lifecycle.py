@@ -13,7 +13,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.s3_lifecycle import LifecycleError, parse
+from pyozone.hdds.s3_lifecycle import MAX_CONFIGURATION_BYTES, LifecycleError, parse
 from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import require_body_digest
@@ -33,7 +33,7 @@ async def put_bucket_lifecycle(s3: S3Request) -> web.Response:
     document is checked here (S3's errors) and again by OM, which keeps it."""
     await _check_owner(s3)
     require_body_digest(s3.headers)
-    body = await s3.body.read_all()
+    body = await s3.body.read_all(MAX_CONFIGURATION_BYTES)
     try:
         parse(body)
     except LifecycleError as e:

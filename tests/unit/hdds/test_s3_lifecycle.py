@@ -330,3 +330,39 @@ def test_incomplete_uploads_abort_days_after_initiation() -> None:
     assert not config.upload_aborts("up/x", started, ms("2030-01-02T23:59:59"))
     assert config.upload_aborts("up/x", started, ms("2030-01-03"))
     assert not config.upload_aborts("other", started, ms("2031-01-01"))
+
+
+def test_the_service_looks_only_under_the_outermost_prefixes_of_rules_that_act() -> None:
+    config = parse(
+        doc(
+            "<ID>a</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><Days>1</Days></Expiration>",
+            "<ID>b</ID><Filter><Prefix>logs/old/</Prefix></Filter><Status>Enabled</Status>"
+            "<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>",
+            "<ID>c</ID><Filter><Prefix>data/</Prefix></Filter><Status>Disabled</Status>"
+            "<Expiration><Days>1</Days></Expiration>",
+            "<ID>d</ID><Filter><Prefix>up/</Prefix></Filter><Status>Enabled</Status>"
+            "<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation>"
+            "</AbortIncompleteMultipartUpload>",
+            "<ID>e</ID><Filter><Prefix>logs-</Prefix></Filter><Status>Enabled</Status>"
+            "<Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>",
+        )
+    )
+    assert config.key_prefixes() == ("logs-", "logs/")
+    assert config.upload_prefixes() == ("up/",)
+    every = parse(doc("<Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>", EXPIRE_3))
+    assert every.key_prefixes() == ("",) and every.upload_prefixes() == ()
+
+
+@given(st.lists(st.text("ab/", max_size=4), max_size=6))
+def test_outermost_prefixes_are_disjoint_in_order_and_cover_the_same_keys(prefixes: list[str]) -> None:
+    rules = [
+        f"<ID>{i}</ID><Filter><Prefix>{p}</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days>"
+        "</Expiration>"
+        for i, p in enumerate(prefixes)
+    ]
+    kept = parse(doc(*rules)).key_prefixes() if rules else ()
+    assert list(kept) == sorted(kept)
+    assert not any(b.startswith(a) for a in kept for b in kept if a != b)
+    for key in ("", "a", "ab", "a/b", "b/a", "bb/", "/a"):
+        assert any(key.startswith(p) for p in prefixes) == any(key.startswith(p) for p in kept)

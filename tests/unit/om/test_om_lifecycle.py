@@ -5,6 +5,7 @@ expired object delete markers go, incomplete uploads are aborted, filters hold, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -276,17 +277,28 @@ def test_a_key_rewritten_since_is_judged_as_it_is_then(bucket: Bucket) -> None:
     bucket.config.put("vol", "bkt", lifecycle(expire(1)))
     bucket.put("k")
     bucket.clock.advance(2 * DAY_MS)
-    plan = bucket.service._plan
+    look = bucket.service._versions
 
-    def rewrite_then_plan(*args: object) -> object:
-        if not getattr(rewrite_then_plan, "done", False):
-            rewrite_then_plan.done = True  # type: ignore[attr-defined]
-            found = plan(*args)  # type: ignore[arg-type]
-            bucket.put("k")  # written between the look and the action
-            return found
-        return plan(*args)  # type: ignore[arg-type]
+    def look_then_rewrite(*args: object) -> Iterator[object]:
+        yield from look(*args)  # type: ignore[arg-type]
+        bucket.put("k")  # written between the look and the action
 
-    bucket.service._plan = rewrite_then_plan  # type: ignore[method-assign]
+    bucket.service._versions = look_then_rewrite  # type: ignore[method-assign,assignment]
+    assert bucket.service.run_once() == LifecycleRun()
+    assert bucket.keys() == ["k"]
+
+
+def test_a_configuration_deleted_since_the_look_stops_the_bucket_s_actions(bucket: Bucket) -> None:
+    bucket.config.put("vol", "bkt", lifecycle(expire(1)))
+    bucket.put("k")
+    bucket.clock.advance(2 * DAY_MS)
+    look = bucket.service._versions
+
+    def look_then_delete(*args: object) -> Iterator[object]:
+        yield from look(*args)  # type: ignore[arg-type]
+        bucket.config.delete("vol", "bkt")
+
+    bucket.service._versions = look_then_delete  # type: ignore[method-assign,assignment]
     assert bucket.service.run_once() == LifecycleRun()
     assert bucket.keys() == ["k"]
 
