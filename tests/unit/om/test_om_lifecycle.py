@@ -169,6 +169,19 @@ def test_a_versioned_key_gets_a_delete_marker_and_its_data_is_kept(bucket: Bucke
     assert bucket.after_days(10) == LifecycleRun()  # a marker over a version is left alone
 
 
+def test_a_suspended_bucket_s_null_version_is_replaced_by_a_null_marker(bucket: Bucket) -> None:
+    """Amazon's "Expiring objects": in a versioning-suspended bucket the expiration adds a delete marker
+    with the null version id, which replaces the null version (its blocks go to deletion)."""
+    bucket.version()
+    kept = bucket.put("k")  # a version of its own, kept
+    bucket.om.versions.set_state("vol", "bkt", BucketVersioning.SUSPENDED)
+    bucket.put("k")  # the null version, current
+    bucket.config.put("vol", "bkt", lifecycle(expire(1)))
+    assert bucket.after_days(2) == LifecycleRun(keys_expired=1)
+    assert bucket.versions() == [("k", "null", True), ("k", kept, False)]
+    assert next(bucket.om.store.scan(DELETED_TABLE), None) is not None
+
+
 def test_noncurrent_versions_expire_after_noncurrent_days_keeping_the_newer(bucket: Bucket) -> None:
     bucket.version()
     rule = ("<Filter/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays>"
