@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from itertools import pairwise
 
 ROOT = "LifecycleConfiguration"
 S3_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -234,11 +235,29 @@ def parse(body: bytes, limit: int | None = MAX_CONFIGURATION_BYTES) -> Lifecycle
     for i, m in enumerate(members):
         rules.append(_rule(m, v2, i))
         transitions = transitions or "Transition" in m or "NoncurrentVersionTransition" in m
+    if not v2:
+        _check_overlaps(members)
     if transitions:
         raise LifecycleError(
             "NotImplemented", "Lifecycle transitions are not implemented: pyozone keeps one storage class."
         )
     return LifecycleConfiguration(tuple(rules))
+
+
+_V1_ACTIONS = ("Expiration", "NoncurrentVersionExpiration", "AbortIncompleteMultipartUpload")
+
+
+def _check_overlaps(members: list[dict[str, list[ET.Element]]]) -> None:
+    """Before Filter (rules with their own Prefix), two rules with the same action whose prefixes overlap
+    (one starts with the other) are refused, as Amazon refuses them; with Filter they may overlap."""
+    for action in _V1_ACTIONS:
+        prefixes = sorted(_text(m, "Prefix") or "" for m in members if action in m)
+        for shorter, longer in pairwise(prefixes):
+            if longer.startswith(shorter):
+                raise LifecycleError(
+                    "InvalidRequest",
+                    f"Found overlapping prefixes '{shorter}' and '{longer}' for same action type '{action}'",
+                )
 
 
 def _root(body: bytes) -> ET.Element:

@@ -193,6 +193,27 @@ def test_rules_s3_cannot_apply_are_invalid_request(rules: list[str], message: st
     assert refusal(doc(*rules)) == ("InvalidRequest", message)
 
 
+def test_legacy_rules_with_overlapping_prefixes_for_one_action_are_refused() -> None:
+    legacy = "<ID>{}</ID><Prefix>{}</Prefix><Status>Enabled</Status>{}"
+    days = "<Expiration><Days>1</Days></Expiration>"
+    noncurrent = (
+        "<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>"
+    )
+    assert refusal(doc(legacy.format("a", "logs/", days), legacy.format("b", "logs/old/", days))) == (
+        "InvalidRequest",
+        "Found overlapping prefixes 'logs/' and 'logs/old/' for same action type 'Expiration'",
+    )
+    assert refusal(doc(legacy.format("a", "", days), legacy.format("b", "x", days)))[0] == "InvalidRequest"
+    # different actions, or disjoint prefixes, may overlap; so may Filter rules
+    assert (
+        len(parse(doc(legacy.format("a", "logs/", days), legacy.format("b", "logs/old/", noncurrent))).rules)
+        == 2
+    )
+    assert len(parse(doc(legacy.format("a", "logs/", days), legacy.format("b", "data/", days))).rules) == 2
+    v2 = "<ID>{}</ID><Filter><Prefix>{}</Prefix></Filter><Status>Enabled</Status>" + days
+    assert len(parse(doc(v2.format("a", "logs/"), v2.format("b", "logs/old/"))).rules) == 2
+
+
 def test_at_most_1000_rules() -> None:
     rule = "<ID>{}</ID><Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"
     assert len(parse(doc(*(rule.format(i) for i in range(MAX_RULES)))).rules) == MAX_RULES
