@@ -366,6 +366,18 @@ class AsyncOzoneClient:
     async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
         await self.om.delete_bucket_cors(volume, bucket)
 
+    # ------------------------------------------------------------------ S3 bucket lifecycle
+    async def put_bucket_lifecycle(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 lifecycle configuration (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_lifecycle(volume, bucket, configuration)
+
+    async def get_bucket_lifecycle(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 lifecycle configuration; None: it has none."""
+        return await self.om.get_bucket_lifecycle(volume, bucket)
+
+    async def delete_bucket_lifecycle(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_lifecycle(volume, bucket)
+
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self,

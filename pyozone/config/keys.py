@@ -238,6 +238,13 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.open.key.cleanup.service.interval", D, "24h", "Open-key cleanup period"),
     _k("ozone.om.open.key.expire.threshold", D, "7d", "An open key older than this is abandoned"),
     _k("ozone.om.open.key.cleanup.limit.per.task", N, "1000", "Expired open keys cleaned per run"),
+    _k("ozone.om.s3.lifecycle.service.interval", D, "1h", "S3 lifecycle service period (OM leader)"),
+    _k(
+        "ozone.om.s3.lifecycle.limit.per.task",
+        N,
+        "1000",
+        "S3 lifecycle actions per run (keys, versions, markers, uploads)",
+    ),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
     _k(
         "ozone.om.server.list.max.size",

@@ -53,6 +53,7 @@ from pyozone.hdds.om_views import (
     ServiceInfo,
     VolumeInfo,
 )
+from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
@@ -502,6 +503,25 @@ class OmClient:
     async def delete_bucket_cors(self, volume: str, bucket: str) -> None:
         request = wire.delete_bucket_cors_request(volume, bucket)
         await self._call("deleteBucketCors", request, lambda r: None)
+
+    async def put_bucket_lifecycle(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 lifecycle configuration (the document as the S3 client sent it)."""
+        request = wire.put_bucket_lifecycle_request(volume, bucket, configuration)
+        await self._call("putBucketLifecycle", request, lambda r: None)
+
+    async def get_bucket_lifecycle(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 lifecycle configuration as OM keeps it; None: it has none."""
+        request = wire.get_bucket_lifecycle_request(volume, bucket)
+        return await self._call("getBucketLifecycle", request, wire.bucket_lifecycle_from_proto)
+
+    async def delete_bucket_lifecycle(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_lifecycle_request(volume, bucket)
+        await self._call("deleteBucketLifecycle", request, lambda r: None)
+
+    async def run_s3_lifecycle(self, now_ms: int = 0) -> LifecycleRun:
+        """Runs OM's S3 lifecycle service once, judged at `now_ms` (0: OM's clock); administrators only."""
+        request = wire.run_s3_lifecycle_request(now_ms)
+        return await self._call("runS3Lifecycle", request, wire.lifecycle_run_from_proto)
 
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)

@@ -57,6 +57,9 @@ MULTIPART_INFO_TABLE = "multipartInfoTable"
 S3_BUCKET_CORS_TABLE = "s3BucketCorsTable"
 """A bucket's S3 CORS configuration by bucket_key (pyozone's: Ozone's gateway keeps none), apart from the
 bucket's record, which every key commit rewrites and every listing answers."""
+S3_BUCKET_LIFECYCLE_TABLE = "s3BucketLifecycleTable"
+"""A bucket's S3 lifecycle configuration by bucket_key (pyozone's), apart from the bucket's record as the
+CORS configuration is; the lifecycle service (om/lifecycle.py) reads every row of it each run."""
 OBJECT_VERSION_TABLE = "objectVersionTable"
 """S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
 keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
@@ -70,6 +73,7 @@ TABLE_NAMES = (
     S3_SECRET_TABLE,
     MULTIPART_INFO_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_LIFECYCLE_TABLE,
     OBJECT_VERSION_TABLE,
     META_TABLE,
 )

@@ -62,6 +62,9 @@ class OMSettings:
     open_key_cleanup_interval_ms: int = 24 * 3600_000
     open_key_expire_ms: int = 7 * 24 * 3600_000
     open_key_cleanup_limit: int = 1000
+    s3_lifecycle_interval_ms: int = 3600_000
+    s3_lifecycle_limit: int = 1000
+    """ozone.om.s3.lifecycle.limit.per.task: the most actions one lifecycle run takes (om/lifecycle.py)."""
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
@@ -92,6 +95,8 @@ class OMSettings:
             open_key_cleanup_interval_ms=_positive(conf, "ozone.om.open.key.cleanup.service.interval"),
             open_key_expire_ms=_positive(conf, "ozone.om.open.key.expire.threshold"),
             open_key_cleanup_limit=_positive(conf, "ozone.om.open.key.cleanup.limit.per.task"),
+            s3_lifecycle_interval_ms=_positive(conf, "ozone.om.s3.lifecycle.service.interval"),
+            s3_lifecycle_limit=_positive(conf, "ozone.om.s3.lifecycle.limit.per.task"),
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),

@@ -609,6 +609,64 @@ class DeleteBucketCorsResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketLifecycleRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketLifecycleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketLifecycleRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketLifecycleResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketLifecycleRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketLifecycleResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RunS3LifecycleRequest(_message.Message):
+    __slots__ = ("nowMs",)
+    NOWMS_FIELD_NUMBER: _ClassVar[int]
+    nowMs: int
+    def __init__(self, nowMs: _Optional[int] = ...) -> None: ...
+
+class RunS3LifecycleResponse(_message.Message):
+    __slots__ = ("keysExpired", "versionsExpired", "markersRemoved", "uploadsAborted")
+    KEYSEXPIRED_FIELD_NUMBER: _ClassVar[int]
+    VERSIONSEXPIRED_FIELD_NUMBER: _ClassVar[int]
+    MARKERSREMOVED_FIELD_NUMBER: _ClassVar[int]
+    UPLOADSABORTED_FIELD_NUMBER: _ClassVar[int]
+    keysExpired: int
+    versionsExpired: int
+    markersRemoved: int
+    uploadsAborted: int
+    def __init__(self, keysExpired: _Optional[int] = ..., versionsExpired: _Optional[int] = ..., markersRemoved: _Optional[int] = ..., uploadsAborted: _Optional[int] = ...) -> None: ...
+
 class S3Secret(_message.Message):
     __slots__ = ("kerberosID", "awsSecret")
     KERBEROSID_FIELD_NUMBER: _ClassVar[int]

@@ -40,6 +40,7 @@ from pyozone.hdds.om_views import (
     ServiceInfo,
     VolumeInfo,
 )
+from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, version_id
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.block_token import Token
@@ -402,6 +403,35 @@ def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | Non
     return response.configuration or None
 
 
+def put_bucket_lifecycle_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketLifecycleRequest:
+    return om_pb.PutBucketLifecycleRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_lifecycle_request(volume: str, bucket: str) -> om_pb.GetBucketLifecycleRequest:
+    return om_pb.GetBucketLifecycleRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_lifecycle_request(volume: str, bucket: str) -> om_pb.DeleteBucketLifecycleRequest:
+    return om_pb.DeleteBucketLifecycleRequest(volume=volume, bucket=bucket)
+
+
+def bucket_lifecycle_from_proto(response: om_pb.GetBucketLifecycleResponse) -> bytes | None:
+    """None: the bucket has no lifecycle configuration."""
+    return response.configuration or None
+
+
+def run_s3_lifecycle_request(now_ms: int) -> om_pb.RunS3LifecycleRequest:
+    return om_pb.RunS3LifecycleRequest(nowMs=now_ms)
+
+
+def lifecycle_run_from_proto(response: om_pb.RunS3LifecycleResponse) -> LifecycleRun:
+    return LifecycleRun(
+        response.keysExpired, response.versionsExpired, response.markersRemoved, response.uploadsAborted
+    )
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -542,6 +572,17 @@ def key_versions_answer(found: Iterable[tuple[KeyRecord, bool]]) -> om_pb.ListKe
 
 def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsResponse:
     return om_pb.GetBucketCorsResponse(configuration=configuration or b"")
+
+
+def bucket_lifecycle_answer(configuration: bytes | None) -> om_pb.GetBucketLifecycleResponse:
+    return om_pb.GetBucketLifecycleResponse(configuration=configuration or b"")
+
+
+def lifecycle_run_answer(run: LifecycleRun) -> om_pb.RunS3LifecycleResponse:
+    return om_pb.RunS3LifecycleResponse(
+        keysExpired=run.keys_expired, versionsExpired=run.versions_expired,
+        markersRemoved=run.markers_removed, uploadsAborted=run.uploads_aborted,
+    )  # fmt: skip
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

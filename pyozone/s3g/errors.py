@@ -68,6 +68,7 @@ class S3ErrorCode(Enum):
     NoSuchBucket = (404, "The specified bucket does not exist")
     NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchKey = (404, "The specified key does not exist.")
+    NoSuchLifecycleConfiguration = (404, "The lifecycle configuration does not exist")
     NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")
     NoSuchUpload = (

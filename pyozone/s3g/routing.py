@@ -24,6 +24,9 @@ class Operation(Enum):
     GET_BUCKET_CORS = "GetBucketCors"
     PUT_BUCKET_CORS = "PutBucketCors"
     DELETE_BUCKET_CORS = "DeleteBucketCors"
+    GET_BUCKET_LIFECYCLE = "GetBucketLifecycleConfiguration"
+    PUT_BUCKET_LIFECYCLE = "PutBucketLifecycleConfiguration"
+    DELETE_BUCKET_LIFECYCLE = "DeleteBucketLifecycle"
     OPTIONS_OBJECT = "OptionsObject"
     """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
     before any other routing, unauthenticated (bucket_cors.py)."""
@@ -109,7 +112,7 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
-    {"policy", "lifecycle", "website", "replication", "logging", "notification", "encryption",
+    {"policy", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
      "select"}
@@ -131,6 +134,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_ACL
         if "cors" in q:
             return Operation.GET_BUCKET_CORS
+        if "lifecycle" in q:
+            return Operation.GET_BUCKET_LIFECYCLE
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
         if "versions" in q:
@@ -144,10 +149,14 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.PUT_BUCKET_ACL
     if method == "PUT" and "cors" in q:
         return Operation.PUT_BUCKET_CORS
+    if method == "PUT" and "lifecycle" in q:
+        return Operation.PUT_BUCKET_LIFECYCLE
     if method == "PUT" and "versioning" in q:
         return Operation.PUT_BUCKET_VERSIONING
     if method == "DELETE" and "cors" in q:
         return Operation.DELETE_BUCKET_CORS
+    if method == "DELETE" and "lifecycle" in q:
+        return Operation.DELETE_BUCKET_LIFECYCLE
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
@@ -163,8 +172,11 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    if "cors" in q:  # a bucket's subresource: as refused as before it was one
-        raise S3Error(S3ErrorCode.NotImplemented, "The cors subresource is not implemented on an object.")
+    for name in ("cors", "lifecycle"):  # a bucket's subresources: as refused as before they were ones
+        if name in q:
+            raise S3Error(
+                S3ErrorCode.NotImplemented, f"The {name} subresource is not implemented on an object."
+            )
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL

@@ -59,6 +59,7 @@ from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
+from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
@@ -232,6 +233,7 @@ class OmDaemon:
         """Counts of the namespace for the metrics and the UI (once OM has bound to its cluster)."""
         self.key_deleting: KeyDeletingService | None = None
         self.open_key_cleanup: OpenKeyCleanupService | None = None
+        self.s3_lifecycle: S3LifecycleService | None = None
         app = daemon_app(self.metrics, conf, self._routes(), om_api(self), UI, administrators_only(conf))
         app.router.add_get(CHECKPOINT_PATH, self._db_checkpoint)
         self._may_fetch_checkpoint = checkpoint_fetchers(
@@ -276,6 +278,8 @@ class OmDaemon:
         )
         self.counter.refresh(0)  # the first count, so the first scrape has one
         self.om_metrics.watch(self.counter, self.key_deleting, self.open_key_cleanup)
+        self.s3_lifecycle = S3LifecycleService(core)
+        self.om_metrics.watch_lifecycle(self.s3_lifecycle)
         self.om_metrics.watch_writes(self.store, core.blocks)
         self.core = core  # the web APIs answer from here on
         # What OM loaded to start lives as long as OM: out of the cyclic collector's sight (as SCM's), a
@@ -291,6 +295,7 @@ class OmDaemon:
                 self.settings.open_key_cleanup_interval_ms,
                 self.open_key_cleanup.run_once,
             ),
+            self._every("s3-lifecycle", self.settings.s3_lifecycle_interval_ms, self.s3_lifecycle.run_once),
         ]
         log.info(
             "OM %s of cluster %s listening: client protocol on %s:%d, http on %s:%d; om.db in %s",
@@ -463,6 +468,7 @@ class OmDaemon:
             self._tokens,
             observe=self.om_metrics.observe,
             stored=self._stored,
+            lifecycle=self.s3_lifecycle,
         )
         service.ha = self.replication
         add_om_service(server, service)

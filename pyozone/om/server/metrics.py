@@ -17,6 +17,12 @@ Source DeletingServiceMetrics:
   om_key_deleting_service_runs_total, om_key_deleting_service_failed_runs_total (SCM could not be asked)
   om_key_deleting_service_pending_keys                gauge: deletedTable entries (last count)
   om_open_key_cleanup_service_runs_total, om_open_key_cleanup_service_keys_expired_total
+Source S3LifecycleServiceMetrics (om/lifecycle.py; pyozone's):
+  om_s3_lifecycle_service_runs_total, om_s3_lifecycle_service_keys_expired_total (current versions),
+  om_s3_lifecycle_service_versions_expired_total (noncurrent versions),
+  om_s3_lifecycle_service_markers_removed_total (expired object delete markers),
+  om_s3_lifecycle_service_uploads_aborted_total (incomplete multipart uploads)
+  om_s3_lifecycle_service_last_run_duration_seconds   gauge: how long the last run took
 
 Source OzoneManagerDoubleBufferMetrics (om.db's double buffer, double_buffer.py):
   ozone_manager_double_buffer_metrics_total_num_of_flush_operations_total      synced batches written
@@ -54,6 +60,7 @@ from prometheus_client.metrics_core import Metric
 
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S, MetricsSystem, prometheus_name
 from pyozone.om.block_batcher import BlockBatcher
+from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.metadata import OMMetadataStore
 from pyozone.om.server.counts import COUNT_CAP, NamespaceCounter
 from pyozone.om.server.ha import OmReplication
@@ -64,6 +71,7 @@ SOURCE = "OMMetrics"
 BUFFER_SOURCE = "OzoneManagerDoubleBufferMetrics"
 DELETING_SOURCE = "DeletingServiceMetrics"
 HA_SOURCE = "OMHAMetrics"
+LIFECYCLE_SOURCE = "S3LifecycleServiceMetrics"
 SCRAPE_MAX_AGE_S = 30.0
 """A scrape shows the namespace's last count, and starts a new one when that is older."""
 
@@ -176,6 +184,10 @@ class OMMetrics:
         """Gauges of the namespace's counts and the services' progress, read when scraped."""
         self.system.add_collector(SOURCE, _NamespaceGauges(counter))
         self.system.add_collector(DELETING_SOURCE, _ServiceProgress(counter, deleting, cleanup))
+
+    def watch_lifecycle(self, lifecycle: S3LifecycleService) -> None:
+        """The S3 lifecycle service's progress, read when scraped."""
+        self.system.add_collector(LIFECYCLE_SOURCE, _LifecycleProgress(lifecycle))
 
     def watch_raft(self, replication: OmReplication) -> None:
         """OM HA: the Raft member's role, term, indexes and followers, read when scraped."""
@@ -303,6 +315,27 @@ class _ServiceProgress:
                 f"deletedTable entries whose blocks SCM must still delete (counted up to {COUNT_CAP})",
                 value=counts.pending_deletions,
             )
+
+
+class _LifecycleProgress:
+    def __init__(self, lifecycle: S3LifecycleService) -> None:
+        self.lifecycle = lifecycle
+
+    def collect(self) -> Iterator[Metric]:
+        progress = self.lifecycle.progress
+        for name, what, value in (
+            ("runs", "S3 lifecycle service runs", progress.runs),
+            ("keys_expired", "current versions expired", progress.keys_expired),
+            ("versions_expired", "noncurrent versions expired", progress.versions_expired),
+            ("markers_removed", "expired object delete markers removed", progress.markers_removed),
+            ("uploads_aborted", "incomplete multipart uploads aborted", progress.uploads_aborted),
+        ):
+            yield _counter(f"om_s3_lifecycle_service_{name}", what, value)
+        yield GaugeMetricFamily(
+            "om_s3_lifecycle_service_last_run_duration_seconds",
+            "how long the last S3 lifecycle run took",
+            value=progress.last_run_duration_ms / 1000,
+        )
 
 
 def _counter(name: str, documentation: str, value: int) -> CounterMetricFamily:

@@ -29,9 +29,11 @@ from pyozone.om.access import Access
 from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.bucket_cors import BucketCorsManager
+from pyozone.om.bucket_lifecycle import BucketLifecycleManager
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
+from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
 from pyozone.om.replication import block_capacity, replica_bytes
@@ -63,10 +65,12 @@ class OzoneManagerService:
         tokens: BlockTokenIssuer | None = None,
         observe: RequestObserver = ignore,
         stored: StoredLengths | None = None,
+        lifecycle: S3LifecycleService | None = None,
     ) -> None:
         """`tokens`: block tokens for every location handed out (hdds.block.token.enabled), else None;
         `observe`: told of every request (its type, seconds and whether it failed), as OM's metrics;
-        `stored`: checks a commit's block lengths with the datanodes under a space quota (None: never)."""
+        `stored`: checks a commit's block lengths with the datanodes under a space quota (None: never);
+        `lifecycle`: the daemon's S3 lifecycle service, which runS3Lifecycle runs (None: one of its own)."""
         self.tokens = tokens
         self.stored = stored
         self.observe = observe
@@ -74,6 +78,8 @@ class OzoneManagerService:
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
         self.bucket_cors = BucketCorsManager(core)
+        self.bucket_lifecycle = BucketLifecycleManager(core)
+        self.lifecycle = lifecycle or S3LifecycleService(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -455,6 +461,47 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("deleteBucketCors")
 
+    # ------------------------------------------------------------------ S3 bucket lifecycle
+    @rpc
+    async def putBucketLifecycle(
+        self, request: pb.PutBucketLifecycleRequest, context: Context
+    ) -> pb.PutBucketLifecycleResponse:
+        await self._run(
+            self.bucket_lifecycle.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its lifecycle configuration"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketLifecycle")
+
+    @rpc
+    async def getBucketLifecycle(
+        self, request: pb.GetBucketLifecycleRequest, context: Context
+    ) -> pb.GetBucketLifecycleResponse:
+        found = await self._run(
+            self.bucket_lifecycle.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its lifecycle configuration"),
+        )  # fmt: skip
+        return wire.bucket_lifecycle_answer(found)
+
+    @rpc
+    async def deleteBucketLifecycle(
+        self, request: pb.DeleteBucketLifecycleRequest, context: Context
+    ) -> pb.DeleteBucketLifecycleResponse:
+        await self._run(
+            self.bucket_lifecycle.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its lifecycle configuration"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketLifecycle")
+
+    @rpc
+    async def runS3Lifecycle(
+        self, request: pb.RunS3LifecycleRequest, context: Context
+    ) -> pb.RunS3LifecycleResponse:
+        run = await self._run(
+            self.lifecycle.run_once, request.nowMs,
+            check=partial(self.access.admin, self.access.caller(context), "run the S3 lifecycle service"),
+        )  # fmt: skip
+        return wire.lifecycle_run_answer(run)
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -690,7 +737,8 @@ if TYPE_CHECKING:
     )  # fmt: skip
     _CorsRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
-        | pb.SetBucketVersioningRequest
+        | pb.SetBucketVersioningRequest | pb.PutBucketLifecycleRequest | pb.GetBucketLifecycleRequest
+        | pb.DeleteBucketLifecycleRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

@@ -108,6 +108,23 @@ def wrong_secret(_: s3fs.S3FileSystem) -> str:
     return "accepted"
 
 
+def lifecycle(fs: s3fs.S3FileSystem) -> dict[str, Any]:
+    """s3fs has no lifecycle API of its own: its call_s3 passthrough makes the calls, and s3fs maps
+    NoSuchLifecycleConfiguration to FileNotFoundError."""
+    rules = [{"ID": "tmp", "Filter": {"Prefix": "tmp/"}, "Status": "Enabled", "Expiration": {"Days": 1}}]
+    fs.call_s3(
+        "put_bucket_lifecycle_configuration", Bucket=sc.BUCKET, LifecycleConfiguration={"Rules": rules}
+    )
+    got = fs.call_s3("get_bucket_lifecycle_configuration", Bucket=sc.BUCKET)["Rules"]
+    fs.call_s3("delete_bucket_lifecycle", Bucket=sc.BUCKET)
+    try:
+        fs.call_s3("get_bucket_lifecycle_configuration", Bucket=sc.BUCKET)
+        after = "found"
+    except Exception as e:
+        after = type(e).__name__
+    return {"rules": got, "after_delete": after}
+
+
 STEPS: dict[str, Callable[[s3fs.S3FileSystem], Any]] = {
     "objects": objects,
     "ranges": ranges,
@@ -115,6 +132,7 @@ STEPS: dict[str, Callable[[s3fs.S3FileSystem], Any]] = {
     "copy_and_delete": copy_and_delete,
     "presign": presign,
     "wrong_secret": wrong_secret,
+    "lifecycle": lifecycle,
 }
 
 

@@ -249,3 +249,25 @@ def test_versioning_round_trip(aws: Aws, tmp_path: Path) -> None:
     assert (tmp_path / "down").read_bytes() == b"one"
     missing = aws.run("s3api", "get-object", *bucket, "--key", "k", str(tmp_path / "gone"))
     assert missing.returncode != 0 and "NoSuchKey" in missing.stderr
+
+
+def test_lifecycle_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """put-bucket-lifecycle-configuration, get, delete, and a refusal in Amazon's words (issue 33, item 4)."""
+    bucket = ("--bucket", "lifecycle-cli")
+    aws.ok("s3api", "create-bucket", *bucket)
+    rules = {"Rules": [{"ID": "logs", "Filter": {"Prefix": "logs/"}, "Status": "Enabled",
+                        "Expiration": {"Days": 30},
+                        "NoncurrentVersionExpiration": {"NoncurrentDays": 7},
+                        "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}}]}  # fmt: skip
+    (tmp_path / "rules.json").write_text(json.dumps(rules))
+    config = ("--lifecycle-configuration", f"file://{tmp_path / 'rules.json'}")
+    aws.ok("s3api", "put-bucket-lifecycle-configuration", *bucket, *config)
+    got = json.loads(aws.ok("s3api", "get-bucket-lifecycle-configuration", *bucket, "--output", "json"))
+    assert got["Rules"] == rules["Rules"]
+    aws.ok("s3api", "delete-bucket-lifecycle", *bucket)
+    missing = aws.run("s3api", "get-bucket-lifecycle-configuration", *bucket)
+    assert missing.returncode != 0 and "NoSuchLifecycleConfiguration" in missing.stderr
+    rules["Rules"][0]["Expiration"] = {"Days": 0}
+    (tmp_path / "rules.json").write_text(json.dumps(rules))
+    refused = aws.run("s3api", "put-bucket-lifecycle-configuration", *bucket, *config)
+    assert refused.returncode != 0 and "InvalidArgument" in refused.stderr

@@ -95,3 +95,12 @@ def test_presigned_get_with_curl(report: dict[str, Any]) -> None:
 def test_a_wrong_secret_is_refused(report: dict[str, Any]) -> None:
     refusal = step(report, "wrong_secret")
     assert refusal.startswith("PermissionError") and "SignatureDoesNotMatch" in refusal, refusal
+
+
+def test_lifecycle_round_trip(report: dict[str, Any]) -> None:
+    """Put/Get/DeleteBucketLifecycle through s3fs's call_s3 (issue 33, item 4)."""
+    got = step(report, "lifecycle")
+    assert got["rules"] == [
+        {"ID": "tmp", "Filter": {"Prefix": "tmp/"}, "Status": "Enabled", "Expiration": {"Days": 1}}
+    ]
+    assert got["after_delete"] == "FileNotFoundError"

@@ -387,6 +387,32 @@ def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
     assert error.value.response["Error"]["Code"] == "NoSuchCORSConfiguration"
 
 
+def test_s3_lifecycle_is_the_owner_s_alone(users: Users) -> None:
+    """Issue 33, item 4: a bucket's lifecycle configuration is read and changed by its owner alone
+    (Amazon's default), whatever Ozone ACLs grant others; OM checks the owner too."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="logs")
+    rules = {
+        "Rules": [{"ID": "old", "Filter": {"Prefix": "tmp/"}, "Status": "Enabled", "Expiration": {"Days": 7}}]
+    }
+    alice.put_bucket_lifecycle_configuration(Bucket="logs", LifecycleConfiguration=rules)
+    assert alice.get_bucket_lifecycle_configuration(Bucket="logs")["Rules"] == rules["Rules"]
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:a", "/s3v/logs")  # an Ozone ACL is not S3's grant
+    for attempt in (
+        lambda: bob.get_bucket_lifecycle_configuration(Bucket="logs"),
+        lambda: bob.put_bucket_lifecycle_configuration(Bucket="logs", LifecycleConfiguration=rules),
+        lambda: bob.delete_bucket_lifecycle(Bucket="logs"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.delete_bucket_lifecycle(Bucket="logs")
+    with pytest.raises(ClientError) as error:
+        alice.get_bucket_lifecycle_configuration(Bucket="logs")
+    assert error.value.response["Error"]["Code"] == "NoSuchLifecycleConfiguration"
+
+
 def test_s3_object_attributes_and_parts_are_read_as_a_get(users: Users) -> None:
     """Issue 33: GetObjectAttributes and GET/HEAD by partNumber read the key through OM as a GET does, so
     a user whom no ACL lets read it is AccessDenied, never shown its size, ETag or parts."""

@@ -77,6 +77,9 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?cors", {}, Operation.GET_BUCKET_CORS),
         ("PUT", "/b?cors", {}, Operation.PUT_BUCKET_CORS),
         ("DELETE", "/b?cors", {}, Operation.DELETE_BUCKET_CORS),
+        ("GET", "/b?lifecycle", {}, Operation.GET_BUCKET_LIFECYCLE),
+        ("PUT", "/b?lifecycle", {}, Operation.PUT_BUCKET_LIFECYCLE),
+        ("DELETE", "/b?lifecycle", {}, Operation.DELETE_BUCKET_LIFECYCLE),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -98,6 +101,9 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("DELETE", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
         ("HEAD", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
         ("GET", "/b?attributes", S3ErrorCode.NotImplemented),  # an object's subresource only
+        ("GET", "/b/k?lifecycle", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("PUT", "/b/k?lifecycle", S3ErrorCode.NotImplemented),
+        ("POST", "/b?lifecycle", S3ErrorCode.MethodNotAllowed),
     ],
 )
 def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:

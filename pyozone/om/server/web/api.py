@@ -162,11 +162,12 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
     async def services(q: Query) -> dict[str, Any]:
         om = core()
         assert daemon.counter is not None and daemon.key_deleting is not None
-        assert daemon.open_key_cleanup is not None
+        assert daemon.open_key_cleanup is not None and daemon.s3_lifecycle is not None
         counts = await daemon.counter.current(OVERVIEW_MAX_AGE_S)
-        deleting, cleanup, settings = (
+        deleting, cleanup, lifecycle, settings = (
             daemon.key_deleting.progress,
             daemon.open_key_cleanup.progress,
+            daemon.s3_lifecycle.progress,
             om.settings,
         )
         return {
@@ -191,6 +192,17 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
                 "lastRun": cleanup.last_run_ms,
                 "openKeys": counts.open_keys,
                 "openKeysCapped": counts.open_keys_capped,
+            },
+            "s3Lifecycle": {
+                "intervalMs": settings.s3_lifecycle_interval_ms,
+                "limitPerRun": settings.s3_lifecycle_limit,
+                "runs": lifecycle.runs,
+                "keysExpired": lifecycle.keys_expired,
+                "versionsExpired": lifecycle.versions_expired,
+                "markersRemoved": lifecycle.markers_removed,
+                "uploadsAborted": lifecycle.uploads_aborted,
+                "lastRun": lifecycle.last_run_ms,
+                "lastRunDurationMs": lifecycle.last_run_duration_ms,
             },
             "countedAt": counts.counted_ms,
         }

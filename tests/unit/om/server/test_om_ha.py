@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,8 +26,10 @@ from pyozone.om.metadata import (
     BUCKET_TABLE,
     KEY_TABLE,
     META_TABLE,
+    MULTIPART_INFO_TABLE,
     OBJECT_VERSION_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_LIFECYCLE_TABLE,
     VOLUME_TABLE,
     bucket_key,
     key_key,
@@ -570,6 +573,54 @@ def test_s3_versions_reach_every_om(tmp_path: Path) -> None:
                     (second[0], True, True),
                     (first[0], False, True),
                 ]
+            finally:
+                await client.close()
+
+    run(scenario())
+
+
+def test_the_s3_lifecycle_service_acts_on_the_leader_and_every_om_follows(tmp_path: Path) -> None:
+    """Issue 33, item 4: a lifecycle configuration is replicated as every write is, and what the lifecycle
+    service does on the leader (runS3Lifecycle, judged days later) reaches every OM: a noncurrent delete
+    marker and then the expired one removed, an incomplete upload aborted."""
+    config = (
+        "<LifecycleConfiguration><Rule><ID>all</ID><Filter/><Status>Enabled</Status><Expiration>"
+        "<ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration><NoncurrentVersionExpiration>"
+        "<NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration><AbortIncompleteMultipartUpload>"
+        "<DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload></Rule>"
+        "</LifecycleConfiguration>"
+    )
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                await client.set_bucket_versioning("vol", "bkt", "Enabled")
+                await client.put_bucket_lifecycle("vol", "bkt", config.encode())
+                for _ in range(2):
+                    await client.delete_key("vol", "bkt", "k")  # two markers: the older is noncurrent
+                await client.initiate_multipart_upload("vol", "bkt", "upload", None, None, None)
+
+                def settled(rows: int, configured: bool) -> bool:
+                    for daemon in svc.daemons.values():
+                        store = daemon.store  # type: ignore[union-attr]
+                        versions = list(store.scan(OBJECT_VERSION_TABLE, key_key("vol", "bkt", "k")))
+                        uploads = list(store.scan(MULTIPART_INFO_TABLE, bucket_key("vol", "bkt") + "/"))
+                        kept = store.get(S3_BUCKET_LIFECYCLE_TABLE, bucket_key("vol", "bkt")) is not None
+                        if len(versions) + len(uploads) != rows or kept != configured:
+                            return False
+                    return True
+
+                await wait_for_async(lambda: settled(3, True), 20, "the configuration and 3 rows on every OM")
+                later = int(time.time() * 1000) + 3 * 86_400_000
+                first = await client.run_s3_lifecycle(later)
+                assert (first.versions_expired, first.uploads_aborted, first.markers_removed) == (1, 1, 0)
+                assert (await client.run_s3_lifecycle(later)).markers_removed == 1
+                await wait_for_async(lambda: settled(0, True), 20, "every row gone from every OM")
+                await client.delete_bucket_lifecycle("vol", "bkt")
+                await wait_for_async(lambda: settled(0, False), 20, "the configuration gone from every OM")
             finally:
                 await client.close()
 

@@ -98,6 +98,12 @@ def test_the_daemon_counts_requests_namespace_and_services(tmp_path: Path) -> No
             assert found["om_open_key_cleanup_service_runs_total"] == 1
             assert found["om_open_key_cleanup_service_keys_expired_total"] == 0
             assert found["om_key_deleting_service_pending_keys"] == 0
+            assert found["om_s3_lifecycle_service_runs_total"] == 0
+            await om.daemon.off_loop(om.daemon.s3_lifecycle.run_once)
+            found = samples((await om.get("/prom"))[1])
+            assert found["om_s3_lifecycle_service_runs_total"] == 1
+            assert found["om_s3_lifecycle_service_keys_expired_total"] == 0
+            assert found["om_s3_lifecycle_service_last_run_duration_seconds"] >= 0
 
             beans = (await om.json("/jmx", qry="Hadoop:service=OzoneManager,name=OMMetrics"))["beans"]
             assert beans[0]["om_metrics_num_key_commits_total"] == 3

@@ -204,7 +204,7 @@
 
   async function services(main) {
     const s = await oz.get("/api/v1/services");
-    const d = s.keyDeleting, c = s.openKeyCleanup;
+    const d = s.keyDeleting, c = s.openKeyCleanup, l = s.s3Lifecycle;
     const every = (ms) => {
       for (const [unit, size] of [["d", 86400000], ["h", 3600000], ["min", 60000]]) if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
       return `${ms / 1000} s`;
@@ -234,7 +234,19 @@
         ["open keys expired", c.keysExpired, "openKeyCleanup.keysExpired"],
         ["open keys now", atLeast(c.openKeys, c.openKeysCapped), "openKeyCleanup.openKeys"],
         ["last run", c.lastRun ? `${oz.time(c.lastRun)} (${oz.age(c.lastRun)})` : "not yet", "openKeyCleanup.lastRun"],
-      ], "openKeyCleanup"));
+      ], "openKeyCleanup"),
+      h("h3", {}, "S3LifecycleService"),
+      h("p", { class: "note" }, "Applies buckets' S3 lifecycle rules on the leader: expires objects and noncurrent versions, removes expired delete markers, aborts incomplete uploads."),
+      oz.kv([
+        ["runs every", every(l.intervalMs), "s3Lifecycle.intervalMs"],
+        ["actions per run at most", l.limitPerRun, "s3Lifecycle.limitPerRun"],
+        ["runs", l.runs, "s3Lifecycle.runs"],
+        ["objects expired", l.keysExpired, "s3Lifecycle.keysExpired"],
+        ["noncurrent versions expired", l.versionsExpired, "s3Lifecycle.versionsExpired"],
+        ["delete markers removed", l.markersRemoved, "s3Lifecycle.markersRemoved"],
+        ["uploads aborted", l.uploadsAborted, "s3Lifecycle.uploadsAborted"],
+        ["last run", l.lastRun ? `${oz.time(l.lastRun)} (${oz.age(l.lastRun)}, ${l.lastRunDurationMs} ms)` : "not yet", "s3Lifecycle.lastRun"],
+      ], "s3Lifecycle"));
   }
 
   oz.start("Ozone Manager", [

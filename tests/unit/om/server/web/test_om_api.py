@@ -117,6 +117,12 @@ def test_open_keys_counts_and_services(tmp_path: Path) -> None:
             assert (deleting["runs"], deleting["keysProcessed"], deleting["keysPurged"]) == (1, 1, 1)
             assert deleting["pendingKeys"] == 0 and deleting["lastRun"] > 0
             assert services["openKeyCleanup"]["openKeys"] == 1 and services["openKeyCleanup"]["runs"] == 0
+            lifecycle = services["s3Lifecycle"]
+            assert (lifecycle["intervalMs"], lifecycle["limitPerRun"], lifecycle["runs"]) == (
+                3600_000,
+                1000,
+                0,
+            )
 
     run(body())
 
