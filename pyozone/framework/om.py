@@ -485,6 +485,20 @@ class OmClient:
         request = wire.delete_bucket_cors_request(volume, bucket)
         await self._call("deleteBucketCors", request, lambda r: None)
 
+    async def put_bucket_policy(self, volume: str, bucket: str, policy: bytes) -> None:
+        """Replaces the bucket's S3 bucket policy (the JSON document as the S3 client sent it)."""
+        request = wire.put_bucket_policy_request(volume, bucket, policy)
+        await self._call("putBucketPolicy", request, lambda r: None)
+
+    async def get_bucket_policy(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 bucket policy as sent; None: it has none."""
+        request = wire.get_bucket_policy_request(volume, bucket)
+        return await self._call("getBucketPolicy", request, wire.bucket_policy_from_proto)
+
+    async def delete_bucket_policy(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_policy_request(volume, bucket)
+        await self._call("deleteBucketPolicy", request, lambda r: None)
+
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)
         return await self._call(

@@ -38,6 +38,7 @@ from pyozone.om.metadata import (
     MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_POLICY_TABLE,
     VOLUME_TABLE,
     OMMetadataStore,
     Op,
@@ -275,10 +276,11 @@ class OzoneManager:
                 (BUCKET_TABLE, bucket_key(volume, bucket), None),
                 (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
             ]
-            # its S3 CORS configuration goes with it; only if it has one, so a bucket deletion stays
-            # applicable by an OM that predates s3BucketCorsTable (R29's N6)
-            if self.store.get(S3_BUCKET_CORS_TABLE, bucket_key(volume, bucket)) is not None:
-                ops.append((S3_BUCKET_CORS_TABLE, bucket_key(volume, bucket), None))
+            # its S3 CORS configuration and policy go with it; only if it has one, so a bucket deletion
+            # stays applicable by an OM that predates their tables (R29's N6)
+            for table in (S3_BUCKET_CORS_TABLE, S3_BUCKET_POLICY_TABLE):
+                if self.store.get(table, bucket_key(volume, bucket)) is not None:
+                    ops.append((table, bucket_key(volume, bucket), None))
             self.commit(ops)
         log.info("deleted bucket %s/%s", volume, bucket)
 

@@ -53,6 +53,8 @@ MULTIPART_INFO_TABLE = "multipartInfoTable"
 S3_BUCKET_CORS_TABLE = "s3BucketCorsTable"
 """A bucket's S3 CORS configuration by bucket_key (pyozone's: Ozone's gateway keeps none), apart from the
 bucket's record, which every key commit rewrites and every listing answers."""
+S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
+"""A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
 META_TABLE = "meta"
 TABLE_NAMES = (
     VOLUME_TABLE,
@@ -63,6 +65,7 @@ TABLE_NAMES = (
     S3_SECRET_TABLE,
     MULTIPART_INFO_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_POLICY_TABLE,
     META_TABLE,
 )
 TRANSACTION_INFO = "#TRANSACTIONINFO"

@@ -364,6 +364,23 @@ def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | Non
     return response.configuration or None
 
 
+def put_bucket_policy_request(volume: str, bucket: str, policy: bytes) -> om_pb.PutBucketPolicyRequest:
+    return om_pb.PutBucketPolicyRequest(volume=volume, bucket=bucket, policy=policy)
+
+
+def get_bucket_policy_request(volume: str, bucket: str) -> om_pb.GetBucketPolicyRequest:
+    return om_pb.GetBucketPolicyRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_policy_request(volume: str, bucket: str) -> om_pb.DeleteBucketPolicyRequest:
+    return om_pb.DeleteBucketPolicyRequest(volume=volume, bucket=bucket)
+
+
+def bucket_policy_from_proto(response: om_pb.GetBucketPolicyResponse) -> bytes | None:
+    """None: the bucket has no policy."""
+    return response.policy or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -492,6 +509,10 @@ def empty_answer(method: str) -> Message:
 
 def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsResponse:
     return om_pb.GetBucketCorsResponse(configuration=configuration or b"")
+
+
+def bucket_policy_answer(policy: bytes | None) -> om_pb.GetBucketPolicyResponse:
+    return om_pb.GetBucketPolicyResponse(policy=policy or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

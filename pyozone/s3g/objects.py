@@ -15,7 +15,7 @@ from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.hdds.om_views import KeyInfo
-from pyozone.s3g import xml
+from pyozone.s3g import policy, xml
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
@@ -357,6 +357,9 @@ async def delete_objects(s3: S3Request) -> web.Response:
         if version not in (None, NULL_VERSION):  # a key has one version, null: no other exists
             error = S3Error(S3ErrorCode.NoSuchVersion)
             results.append(_delete_error(key, version_el, error))
+            continue
+        if await policy.key_denied(s3.gateway, s3.http, s3.headers, s3.bucket, key, s3.user, s3.query):
+            results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.AccessDenied)))
             continue
         try:
             await client.delete_key(s3.gateway.volume, s3.bucket, key)

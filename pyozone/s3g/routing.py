@@ -24,6 +24,10 @@ class Operation(Enum):
     GET_BUCKET_CORS = "GetBucketCors"
     PUT_BUCKET_CORS = "PutBucketCors"
     DELETE_BUCKET_CORS = "DeleteBucketCors"
+    GET_BUCKET_POLICY = "GetBucketPolicy"
+    PUT_BUCKET_POLICY = "PutBucketPolicy"
+    DELETE_BUCKET_POLICY = "DeleteBucketPolicy"
+    GET_BUCKET_POLICY_STATUS = "GetBucketPolicyStatus"
     OPTIONS_OBJECT = "OptionsObject"
     """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
     before any other routing, unauthenticated (bucket_cors.py)."""
@@ -108,7 +112,7 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
-    {"policy", "lifecycle", "website", "replication", "logging", "notification", "encryption",
+    {"lifecycle", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
      "select", "attributes"}
@@ -126,6 +130,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_ACL
         if "cors" in q:
             return Operation.GET_BUCKET_CORS
+        if "policy" in q:
+            return Operation.GET_BUCKET_POLICY
+        if "policyStatus" in q:
+            return Operation.GET_BUCKET_POLICY_STATUS
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
         if "versions" in q:
@@ -141,6 +149,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.PUT_BUCKET_CORS
     if method == "DELETE" and "cors" in q:
         return Operation.DELETE_BUCKET_CORS
+    if method == "PUT" and "policy" in q:
+        return Operation.PUT_BUCKET_POLICY
+    if method == "DELETE" and "policy" in q:
+        return Operation.DELETE_BUCKET_POLICY
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
@@ -156,8 +168,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    if "cors" in q:  # a bucket's subresource: as refused as before it was one
-        raise S3Error(S3ErrorCode.NotImplemented, "The cors subresource is not implemented on an object.")
+    for name in ("cors", "policy", "policyStatus"):  # a bucket's subresources: refused on an object
+        if name in q:
+            message = f"The {name} subresource is not implemented on an object."
+            raise S3Error(S3ErrorCode.NotImplemented, message)
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL

@@ -30,6 +30,8 @@ METADATA_REQUEST_BYTES = 64 * KiB
 """Names plus a key's metadata or tags (key_metadata.py bounds those at 16 KiB)."""
 BUCKET_CORS_REQUEST_BYTES = 64 * KiB + 1 * KiB
 """putBucketCors: names plus an S3 CORS configuration as sent (at most 64 KB, hdds/s3_cors.py)."""
+BUCKET_POLICY_REQUEST_BYTES = 20 * KiB + 1 * KiB
+"""putBucketPolicy: names plus an S3 bucket policy as sent (at most 20 KB, hdds/s3_policy.py)."""
 PART_LIST_REQUEST_BYTES = 1 * MiB
 """completeMultipartUpload: up to 10,000 parts of a number and an ETag, and the key's metadata."""
 ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
@@ -93,6 +95,7 @@ _MESSAGE_BYTES = {
     "commitKey": MAX_OM_REQUEST_BYTES,
     "putObjectTagging": METADATA_REQUEST_BYTES,
     "putBucketCors": BUCKET_CORS_REQUEST_BYTES,
+    "putBucketPolicy": BUCKET_POLICY_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

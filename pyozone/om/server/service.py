@@ -29,6 +29,7 @@ from pyozone.om.access import Access
 from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.bucket_cors import BucketCorsManager
+from pyozone.om.bucket_policy import BucketPolicyManager
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -74,6 +75,7 @@ class OzoneManagerService:
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
         self.bucket_cors = BucketCorsManager(core)
+        self.bucket_policy = BucketPolicyManager(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -431,6 +433,37 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("deleteBucketCors")
 
+    # ------------------------------------------------------------------ S3 bucket policy
+    @rpc
+    async def putBucketPolicy(
+        self, request: pb.PutBucketPolicyRequest, context: Context
+    ) -> pb.PutBucketPolicyResponse:
+        await self._run(
+            self.bucket_policy.put, request.volume, request.bucket, request.policy,
+            check=self._owner_check(context, request, "change its policy"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketPolicy")
+
+    @rpc
+    async def getBucketPolicy(
+        self, request: pb.GetBucketPolicyRequest, context: Context
+    ) -> pb.GetBucketPolicyResponse:
+        found = await self._run(
+            self.bucket_policy.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its policy"),
+        )  # fmt: skip
+        return wire.bucket_policy_answer(found)
+
+    @rpc
+    async def deleteBucketPolicy(
+        self, request: pb.DeleteBucketPolicyRequest, context: Context
+    ) -> pb.DeleteBucketPolicyResponse:
+        await self._run(
+            self.bucket_policy.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its policy"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketPolicy")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -623,7 +656,7 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         return partial(self.access.bucket, caller, right, request.volume, request.bucket)
 
-    def _owner_check(self, context: Context, request: _CorsRequest, what: str) -> Check:
+    def _owner_check(self, context: Context, request: _OwnerRequest, what: str) -> Check:
         caller = self.access.caller(context)
         return partial(self.access.bucket_owner, caller, request.volume, request.bucket, what)
 
@@ -663,7 +696,10 @@ if TYPE_CHECKING:
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
         | pb.InitiateMultipartUploadRequest
     )  # fmt: skip
-    _CorsRequest = pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
+    _OwnerRequest = (
+        pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
+        | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
+    )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 
 

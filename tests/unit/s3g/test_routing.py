@@ -89,7 +89,7 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("PUT", "/", S3ErrorCode.MethodNotAllowed),
         ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?versioning", S3ErrorCode.NotImplemented),
-        ("GET", "/b?policy", S3ErrorCode.NotImplemented),
+        ("GET", "/b?lifecycle", S3ErrorCode.NotImplemented),
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
