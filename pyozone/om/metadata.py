@@ -55,6 +55,8 @@ S3_BUCKET_CORS_TABLE = "s3BucketCorsTable"
 bucket's record, which every key commit rewrites and every listing answers."""
 S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
 """A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
+S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
+"""A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
 META_TABLE = "meta"
 TABLE_NAMES = (
     VOLUME_TABLE,
@@ -66,6 +68,7 @@ TABLE_NAMES = (
     MULTIPART_INFO_TABLE,
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_POLICY_TABLE,
+    S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     META_TABLE,
 )
 TRANSACTION_INFO = "#TRANSACTIONINFO"

@@ -381,6 +381,29 @@ def bucket_policy_from_proto(response: om_pb.GetBucketPolicyResponse) -> bytes |
     return response.policy or None
 
 
+def put_bucket_public_access_block_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketPublicAccessBlockRequest:
+    return om_pb.PutBucketPublicAccessBlockRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_public_access_block_request(
+    volume: str, bucket: str
+) -> om_pb.GetBucketPublicAccessBlockRequest:
+    return om_pb.GetBucketPublicAccessBlockRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_public_access_block_request(
+    volume: str, bucket: str
+) -> om_pb.DeleteBucketPublicAccessBlockRequest:
+    return om_pb.DeleteBucketPublicAccessBlockRequest(volume=volume, bucket=bucket)
+
+
+def bucket_public_access_block_from_proto(response: om_pb.GetBucketPublicAccessBlockResponse) -> bytes | None:
+    """None: the bucket has no PublicAccessBlock."""
+    return response.configuration or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -513,6 +536,12 @@ def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsRespon
 
 def bucket_policy_answer(policy: bytes | None) -> om_pb.GetBucketPolicyResponse:
     return om_pb.GetBucketPolicyResponse(policy=policy or b"")
+
+
+def bucket_public_access_block_answer(
+    configuration: bytes | None,
+) -> om_pb.GetBucketPublicAccessBlockResponse:
+    return om_pb.GetBucketPublicAccessBlockResponse(configuration=configuration or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

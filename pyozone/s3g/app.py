@@ -60,6 +60,9 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.PUT_BUCKET_POLICY: bucket_policy.put_bucket_policy,
     Operation.DELETE_BUCKET_POLICY: bucket_policy.delete_bucket_policy,
     Operation.GET_BUCKET_POLICY_STATUS: bucket_policy.get_bucket_policy_status,
+    Operation.GET_PUBLIC_ACCESS_BLOCK: bucket_policy.get_public_access_block,
+    Operation.PUT_PUBLIC_ACCESS_BLOCK: bucket_policy.put_public_access_block,
+    Operation.DELETE_PUBLIC_ACCESS_BLOCK: bucket_policy.delete_public_access_block,
     Operation.LIST_OBJECTS: listing.list_objects,
     Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
@@ -191,9 +194,9 @@ async def _run(
     ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where)
-    refuse_unimplemented(headers, http.query)
-    if acting is None:
+    if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
+    refuse_unimplemented(headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants

@@ -1,5 +1,7 @@
 """A bucket's policy: PutBucketPolicy, GetBucketPolicy, DeleteBucketPolicy and GetBucketPolicyStatus (the
-document's rules: hdds/s3_policy.py; how it decides requests: policy.py).
+document's rules: hdds/s3_policy.py; how it decides requests: policy.py), and its PublicAccessBlock:
+Put/Get/DeletePublicAccessBlock (hdds/s3_public_access.py; OM refuses a public policy under
+BlockPublicPolicy).
 
 OM keeps the policy as sent, apart from the bucket's record (putBucketPolicy, getBucketPolicy,
 deleteBucketPolicy: om/bucket_policy.py), checks every document before it keeps one and lets only the
@@ -13,7 +15,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds import s3_public_access
 from pyozone.hdds.s3_policy import PolicyError, is_public, parse
+from pyozone.hdds.s3_public_access import PublicAccessBlockError
 from pyozone.s3g import xml
 from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -80,3 +84,43 @@ async def get_bucket_policy_status(s3: S3Request) -> web.Response:
     await _check_owner(s3)
     public = is_public(parse(await _read(s3), s3.bucket, limit=None))
     return xml_response(xml.document("PolicyStatus", xml.el("IsPublic", "true" if public else "false")))
+
+
+async def put_public_access_block(s3: S3Request) -> web.Response:
+    """Replaces the bucket's PublicAccessBlock (a setting left out is false); a body that is not a
+    PublicAccessBlockConfiguration of true/false settings is MalformedXML. 200, as Amazon answers."""
+    await _check_owner(s3)
+    body = await s3.body.read_all()
+    try:
+        s3_public_access.parse(body)
+    except PublicAccessBlockError as e:
+        raise S3Error(S3ErrorCode.MalformedXML, str(e)) from None
+    with s3.gateway.policies.forgetting(s3.bucket):
+        try:
+            await s3.gateway.client.put_bucket_public_access_block(s3.gateway.volume, s3.bucket, body)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=200)
+
+
+async def get_public_access_block(s3: S3Request) -> web.Response:
+    """Every setting; none: NoSuchPublicAccessBlockConfiguration, as Amazon answers."""
+    await _check_owner(s3)
+    try:
+        text = await s3.gateway.client.get_bucket_public_access_block(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    if text is None:
+        raise S3Error(S3ErrorCode.NoSuchPublicAccessBlockConfiguration, BucketName=s3.bucket)
+    return xml_response(text)
+
+
+async def delete_public_access_block(s3: S3Request) -> web.Response:
+    """204 whether or not the bucket had one."""
+    await _check_owner(s3)
+    with s3.gateway.policies.forgetting(s3.bucket):
+        try:
+            await s3.gateway.client.delete_bucket_public_access_block(s3.gateway.volume, s3.bucket)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=204)

@@ -67,6 +67,7 @@ class S3ErrorCode(Enum):
     NoSuchBucket = (404, "The specified bucket does not exist")
     NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchBucketPolicy = (404, "The bucket policy does not exist")
+    NoSuchPublicAccessBlockConfiguration = (404, "The public access block configuration was not found")
     NoSuchKey = (404, "The specified key does not exist.")
     NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")

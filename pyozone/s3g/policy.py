@@ -12,13 +12,21 @@ A copy (CopyObject, UploadPartCopy) reads its source as the user it acts as: it 
 the source bucket's policy allows the read too and both buckets have the same owner, so a grant to write
 one bucket never reads another. DeleteObjects is decided per key (key_denied): a Deny refuses that key;
 an Allow does not act as the owner there (the request has one user for all its keys). The gateway reads
-each bucket's owner and policy as itself, through a short cache (bucket_cache.py); a policy OM keeps that
-this gateway cannot read refuses everyone but the owner, rather than be ignored.
+each bucket's owner, policy and PublicAccessBlock as itself, through a short cache (bucket_cache.py); a
+policy or block OM keeps that this gateway cannot read refuses everyone but the owner, rather than be
+ignored.
+
+The bucket's PublicAccessBlock (hdds/s3_public_access.py): RestrictPublicBuckets makes a public policy's
+Allow grant anonymous requests nothing (pyozone has one account, so every signed user is "within the
+account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied, before
+it would be NotImplemented); BlockPublicPolicy is OM's (om/bucket_policy.py); IgnorePublicAcls changes
+nothing while no public ACL can be made.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -28,6 +36,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds import s3_public_access
 from pyozone.hdds.s3_policy import (
     Decision,
     Policy,
@@ -35,9 +44,11 @@ from pyozone.hdds.s3_policy import (
     RequestContext,
     bucket_arn,
     evaluate,
+    is_public,
     object_arn,
     parse,
 )
+from pyozone.hdds.s3_public_access import NONE, PUBLIC_CANNED_ACLS, PublicAccessBlock, PublicAccessBlockError
 from pyozone.s3g.bucket_cache import BucketCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
@@ -58,7 +69,10 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.GET_BUCKET_CORS: "s3:GetBucketCORS", _O.PUT_BUCKET_CORS: "s3:PutBucketCORS",
         _O.DELETE_BUCKET_CORS: "s3:PutBucketCORS", _O.GET_BUCKET_POLICY: "s3:GetBucketPolicy",
         _O.PUT_BUCKET_POLICY: "s3:PutBucketPolicy", _O.DELETE_BUCKET_POLICY: "s3:DeleteBucketPolicy",
-        _O.GET_BUCKET_POLICY_STATUS: "s3:GetBucketPolicyStatus", _O.LIST_OBJECTS: "s3:ListBucket",
+        _O.GET_BUCKET_POLICY_STATUS: "s3:GetBucketPolicyStatus",
+        _O.GET_PUBLIC_ACCESS_BLOCK: "s3:GetBucketPublicAccessBlock",
+        _O.PUT_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
+        _O.DELETE_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock", _O.LIST_OBJECTS: "s3:ListBucket",
         _O.LIST_OBJECTS_V2: "s3:ListBucket", _O.LIST_OBJECT_VERSIONS: "s3:ListBucketVersions",
         _O.LIST_MULTIPART_UPLOADS: "s3:ListBucketMultipartUploads", _O.DELETE_OBJECTS: "s3:DeleteObject",
         _O.PUT_OBJECT: "s3:PutObject", _O.POST_OBJECT: "s3:PutObject", _O.COPY_OBJECT: "s3:PutObject",
@@ -91,20 +105,30 @@ not leave a bucket nobody can repair)."""
 
 @dataclass(frozen=True, slots=True)
 class BucketAccess:
-    """What a lookup found: the bucket's owner and policy (None: it has none), whether OM keeps one this
-    gateway cannot read, or that there is no such bucket."""
+    """What a lookup found: the bucket's owner, policy (None: it has none) and PublicAccessBlock, whether
+    OM keeps a policy or block this gateway cannot read, or that there is no such bucket."""
 
     owner: str
     policy: Policy | None
+    public_access_block: PublicAccessBlock = NONE
     unreadable: bool = False
     bucket_exists: bool = True
+
+    @property
+    def restricted(self) -> bool:
+        """RestrictPublicBuckets over a public policy: the policy grants anonymous requests nothing."""
+        return (
+            self.public_access_block.RestrictPublicBuckets
+            and self.policy is not None
+            and is_public(self.policy)
+        )
 
 
 NO_BUCKET = BucketAccess("", None, bucket_exists=False)
 
 
 class PolicyCache(BucketCache[BucketAccess]):
-    """Buckets' owners and policies, TTL_MS at a time; this gateway's PutBucketPolicy, DeleteBucketPolicy,
+    """Buckets' owners, policies and PublicAccessBlocks, TTL_MS at a time; this gateway's changes of them,
     CreateBucket and DeleteBucket forget the bucket at once."""
 
 
@@ -117,17 +141,19 @@ async def _read(gateway: Gateway, bucket: str) -> tuple[BucketAccess, int]:
     try:
         owner = (await client.bucket_info(volume, bucket)).owner
         text = await client.get_bucket_policy(volume, bucket)
+        block = await client.get_bucket_public_access_block(volume, bucket)
     except OzoneClientError as e:
         if s3_error(e).code is S3ErrorCode.NoSuchBucket:
             return NO_BUCKET, 0
         raise
-    if text is None:
-        return BucketAccess(owner, None), 0
+    size = len(text or b"") + len(block or b"")
     try:
-        return BucketAccess(owner, parse(text, bucket, limit=None)), len(text)
-    except PolicyError as e:
+        policy = parse(text, bucket, limit=None) if text is not None else None
+        public_access_block = s3_public_access.parse(block) if block is not None else NONE
+    except (PolicyError, PublicAccessBlockError) as e:
         log.warning("bucket %s: its policy is unreadable (%s); refusing all but its owner", bucket, e)
-        return BucketAccess(owner, None, unreadable=True), len(text)
+        return BucketAccess(owner, None, unreadable=True), size
+    return BucketAccess(owner, policy, public_access_block), size
 
 
 def action(operation: Operation, where: Target) -> str | None:
@@ -171,6 +197,7 @@ _HEADER_KEYS = (
 class _Decided:
     decision: Decision
     owner: str
+    bucket: BucketAccess
 
 
 async def _decide(
@@ -185,8 +212,11 @@ async def _decide(
     if not found.bucket_exists:
         raise S3Error(S3ErrorCode.NoSuchBucket, BucketName=bucket)
     if found.unreadable:
-        return _Decided(Decision.DEFAULT if user == found.owner else Decision.DENY, found.owner)
-    return _Decided(evaluate(found.policy, RequestContext(user, name, resource, values)), found.owner)
+        return _Decided(Decision.DEFAULT if user == found.owner else Decision.DENY, found.owner, found)
+    decision = evaluate(found.policy, RequestContext(user, name, resource, values))
+    if decision is Decision.ALLOW and user is None and found.restricted:
+        decision = Decision.DEFAULT
+    return _Decided(decision, found.owner, found)
 
 
 async def acting_user(
@@ -211,6 +241,8 @@ async def acting_user(
         return user
     if decided.decision is Decision.DENY:
         raise S3Error(S3ErrorCode.AccessDenied)
+    if decided.bucket.public_access_block.BlockPublicAcls and sets_public_acl(headers):
+        raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
     elevate = decided.decision is Decision.ALLOW
     if operation in COPIES:
         source = _copy_source(headers)
@@ -226,6 +258,19 @@ async def acting_user(
     if user is None:
         raise S3Error(S3ErrorCode.AccessDenied)
     return user
+
+
+def sets_public_acl(headers: CIMultiDictProxy[str]) -> bool:
+    """A canned ACL or a grant header that grants AllUsers or AuthenticatedUsers (BlockPublicAcls)."""
+    if headers.get("x-amz-acl", "").strip().lower() in PUBLIC_CANNED_ACLS:
+        return True
+    return any(
+        name.lower().startswith("x-amz-grant-") and _PUBLIC_GROUPS.search(value)
+        for name, value in headers.items()
+    )
+
+
+_PUBLIC_GROUPS = re.compile(r"acs\.amazonaws\.com/groups/global/(AllUsers|AuthenticatedUsers)", re.IGNORECASE)
 
 
 def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str] | None:

@@ -96,6 +96,7 @@ _MESSAGE_BYTES = {
     "putObjectTagging": METADATA_REQUEST_BYTES,
     "putBucketCors": BUCKET_CORS_REQUEST_BYTES,
     "putBucketPolicy": BUCKET_POLICY_REQUEST_BYTES,
+    "putBucketPublicAccessBlock": METADATA_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

@@ -464,6 +464,36 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPolicy")
 
+    @rpc
+    async def putBucketPublicAccessBlock(
+        self, request: pb.PutBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.PutBucketPublicAccessBlockResponse:
+        await self._run(
+            self.bucket_policy.put_public_access_block, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketPublicAccessBlock")
+
+    @rpc
+    async def getBucketPublicAccessBlock(
+        self, request: pb.GetBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.GetBucketPublicAccessBlockResponse:
+        found = await self._run(
+            self.bucket_policy.get_public_access_block, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.bucket_public_access_block_answer(found)
+
+    @rpc
+    async def deleteBucketPublicAccessBlock(
+        self, request: pb.DeleteBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.DeleteBucketPublicAccessBlockResponse:
+        await self._run(
+            self.bucket_policy.delete_public_access_block, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketPublicAccessBlock")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -699,6 +729,8 @@ if TYPE_CHECKING:
     _OwnerRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
         | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
+        | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
+        | pb.DeleteBucketPublicAccessBlockRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

@@ -114,3 +114,48 @@ def test_only_the_owner_or_an_administrator_reads_or_changes_it(tmp_path: Path) 
             assert (await alice.getBucketPolicy(get)).policy == b""
 
     run(body())
+
+
+BLOCK_POLICY = (
+    b"<PublicAccessBlockConfiguration><BlockPublicPolicy>true</BlockPublicPolicy>"
+    b"</PublicAccessBlockConfiguration>"
+)
+
+
+def test_a_public_access_block_is_kept_refuses_public_policies_and_goes_with_its_bucket(
+    cluster: tuple[OzoneManager, BucketPolicyManager],
+) -> None:
+    """BlockPublicPolicy refuses a public policy in the step that would keep it; a policy already kept
+    stays (as Amazon's); a non-public one is kept."""
+    manager, policies = cluster
+    assert policies.get_public_access_block("vol", "bkt") is None
+    policies.put("vol", "bkt", policy())
+    policies.put_public_access_block("vol", "bkt", BLOCK_POLICY)
+    assert b"<BlockPublicPolicy>true</BlockPublicPolicy>" in (
+        policies.get_public_access_block("vol", "bkt") or b""
+    )
+    assert policies.get("vol", "bkt") == policy()
+    with pytest.raises(OMException) as error:
+        policies.put("vol", "bkt", policy())
+    assert error.value.code is OMResultCode.PERMISSION_DENIED
+    fixed = json.dumps(
+        {
+            "Statement": {
+                "Effect": "Allow",
+                "Principal": {"AWS": "alice"},
+                "Action": "s3:GetObject",
+                "Resource": "arn:aws:s3:::bkt/*",
+            }
+        }
+    ).encode()
+    policies.put("vol", "bkt", fixed)
+    with pytest.raises(OMException) as error:
+        policies.put_public_access_block("vol", "bkt", b"<PublicAccessBlockConfiguration><x/>")
+    assert error.value.code is OMResultCode.INVALID_REQUEST
+    policies.delete_public_access_block("vol", "bkt")
+    policies.put("vol", "bkt", policy())
+    policies.put_public_access_block("vol", "bkt", BLOCK_POLICY)
+    manager.delete_bucket("vol", "bkt")
+    manager.create_bucket("vol", "bkt")
+    assert policies.get_public_access_block("vol", "bkt") is None
+    assert policies.get("vol", "bkt") is None

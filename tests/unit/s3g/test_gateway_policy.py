@@ -223,3 +223,72 @@ def test_a_form_upload_is_decided_as_a_put(gateway: GatewayOnThread, owner) -> N
     owner.put_bucket_policy(Bucket=BUCKET, Policy=policy(guard))
     assert post("open/form") == 204
     assert post("locked/form") == 403
+
+
+SETTINGS = ("BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets")
+ALL_BLOCKED = dict.fromkeys(SETTINGS, True)
+
+
+@pytest.fixture
+def blocked(owner):  # type: ignore[no-untyped-def]
+    """alice's boto3, her bucket with no PublicAccessBlock after the test."""
+    yield owner
+    owner.delete_public_access_block(Bucket=BUCKET)
+
+
+def test_a_public_access_block_is_put_read_back_and_deleted(gateway: GatewayOnThread, blocked) -> None:  # type: ignore[no-untyped-def]
+    assert refused(blocked.get_public_access_block, Bucket=BUCKET) == (
+        404,
+        "NoSuchPublicAccessBlockConfiguration",
+    )
+    blocked.put_public_access_block(Bucket=BUCKET, PublicAccessBlockConfiguration={"BlockPublicPolicy": True})
+    expected = {**dict.fromkeys(SETTINGS, False), "BlockPublicPolicy": True}
+    assert blocked.get_public_access_block(Bucket=BUCKET)["PublicAccessBlockConfiguration"] == expected
+    bob = gateway.boto3("bob")
+    assert refused(bob.get_public_access_block, Bucket=BUCKET) == (403, "AccessDenied")
+    assert refused(bob.delete_public_access_block, Bucket=BUCKET) == (403, "AccessDenied")
+    answer = blocked.delete_public_access_block(Bucket=BUCKET)
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == 204
+    assert refused(blocked.get_public_access_block, Bucket=BUCKET) == (
+        404,
+        "NoSuchPublicAccessBlockConfiguration",
+    )
+    status, text = gateway.signed_request("PUT", f"/{BUCKET}?publicAccessBlock", b"<Nope/>", user="alice")
+    assert status == 400 and "<Code>MalformedXML</Code>" in text
+
+
+def test_block_public_policy_refuses_a_public_policy_but_not_a_fixed_one(blocked) -> None:  # type: ignore[no-untyped-def]
+    blocked.put_public_access_block(Bucket=BUCKET, PublicAccessBlockConfiguration={"BlockPublicPolicy": True})
+    assert refused(blocked.put_bucket_policy, Bucket=BUCKET, Policy=PUBLIC_READ) == (403, "AccessDenied")
+    fixed = policy(statement(Condition={"IpAddress": {"aws:SourceIp": "127.0.0.0/8"}}))
+    blocked.put_bucket_policy(Bucket=BUCKET, Policy=fixed)
+
+
+def test_restrict_public_buckets_grants_anonymous_requests_nothing(
+    gateway: GatewayOnThread, blocked, anonymous
+) -> None:  # type: ignore[no-untyped-def]
+    everyone = statement(action=["s3:GetObject", "s3:PutObject"])
+    blocked.put_bucket_policy(Bucket=BUCKET, Policy=policy(everyone))
+    assert anonymous.get_object(Bucket=BUCKET, Key="public/a.jpg")["Body"].read() == b""
+    blocked.put_public_access_block(
+        Bucket=BUCKET, PublicAccessBlockConfiguration={"RestrictPublicBuckets": True}
+    )
+    assert refused(anonymous.get_object, Bucket=BUCKET, Key="public/a.jpg") == (403, "AccessDenied")
+    assert gateway.boto3("bob").get_object(Bucket=BUCKET, Key="public/a.jpg")["Body"].read() == b""
+
+
+def test_block_public_acls_refuses_a_public_acl_as_access_denied(blocked) -> None:  # type: ignore[no-untyped-def]
+    assert refused(blocked.put_object, Bucket=BUCKET, Key="k", Body=b"", ACL="public-read") == (
+        501,
+        "NotImplemented",
+    )
+    blocked.put_public_access_block(Bucket=BUCKET, PublicAccessBlockConfiguration=ALL_BLOCKED)
+    for acl in ("public-read", "public-read-write", "authenticated-read"):
+        assert refused(blocked.put_object, Bucket=BUCKET, Key="k", Body=b"", ACL=acl) == (403, "AccessDenied")
+    grant = 'uri="http://acs.amazonaws.com/groups/global/AllUsers"'
+    assert refused(blocked.put_object, Bucket=BUCKET, Key="k", Body=b"", GrantRead=grant) == (
+        403,
+        "AccessDenied",
+    )
+    assert refused(blocked.put_bucket_acl, Bucket=BUCKET, ACL="public-read") == (403, "AccessDenied")
+    blocked.put_object(Bucket=BUCKET, Key="k", Body=b"", ACL="private")
