@@ -25,7 +25,7 @@ from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
 
 
-async def _check_owner(s3: S3Request) -> None:
+async def check_owner(s3: S3Request) -> None:
     """The requester must own the bucket; another user's is AccessDenied, as Amazon's default answers."""
     if await bucket_owner(s3) != s3.user:
         raise S3Error(S3ErrorCode.AccessDenied)
@@ -48,7 +48,7 @@ async def _read(s3: S3Request) -> bytes:
 async def put_bucket_policy(s3: S3Request) -> web.Response:
     """Replaces the policy: checked here (S3's errors) and again by OM, which keeps it as sent. 204, as
     Amazon answers."""
-    await _check_owner(s3)
+    await check_owner(s3)
     body = await s3.body.read_all()
     try:
         parse(body, s3.bucket)
@@ -63,13 +63,13 @@ async def put_bucket_policy(s3: S3Request) -> web.Response:
 
 
 async def get_bucket_policy(s3: S3Request) -> web.Response:
-    await _check_owner(s3)
+    await check_owner(s3)
     return web.Response(body=await _read(s3), content_type="application/json")
 
 
 async def delete_bucket_policy(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had a policy, as Amazon answers."""
-    await _check_owner(s3)
+    await check_owner(s3)
     with s3.gateway.policies.forgetting(s3.bucket):
         try:
             await s3.gateway.client.delete_bucket_policy(s3.gateway.volume, s3.bucket)
@@ -81,7 +81,7 @@ async def delete_bucket_policy(s3: S3Request) -> web.Response:
 async def get_bucket_policy_status(s3: S3Request) -> web.Response:
     """Whether the policy makes the bucket public (hdds/s3_policy.is_public); no policy is
     NoSuchBucketPolicy, as Amazon answers."""
-    await _check_owner(s3)
+    await check_owner(s3)
     public = is_public(parse(await _read(s3), s3.bucket, limit=None))
     return xml_response(xml.document("PolicyStatus", xml.el("IsPublic", "true" if public else "false")))
 
@@ -89,7 +89,7 @@ async def get_bucket_policy_status(s3: S3Request) -> web.Response:
 async def put_public_access_block(s3: S3Request) -> web.Response:
     """Replaces the bucket's PublicAccessBlock (a setting left out is false); a body that is not a
     PublicAccessBlockConfiguration of true/false settings is MalformedXML. 200, as Amazon answers."""
-    await _check_owner(s3)
+    await check_owner(s3)
     body = await s3.body.read_all()
     try:
         s3_public_access.parse(body)
@@ -105,7 +105,7 @@ async def put_public_access_block(s3: S3Request) -> web.Response:
 
 async def get_public_access_block(s3: S3Request) -> web.Response:
     """Every setting; none: NoSuchPublicAccessBlockConfiguration, as Amazon answers."""
-    await _check_owner(s3)
+    await check_owner(s3)
     try:
         text = await s3.gateway.client.get_bucket_public_access_block(s3.gateway.volume, s3.bucket)
     except OzoneClientError as e:
@@ -117,7 +117,7 @@ async def get_public_access_block(s3: S3Request) -> web.Response:
 
 async def delete_public_access_block(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had one."""
-    await _check_owner(s3)
+    await check_owner(s3)
     with s3.gateway.policies.forgetting(s3.bucket):
         try:
             await s3.gateway.client.delete_bucket_public_access_block(s3.gateway.volume, s3.bucket)

@@ -72,7 +72,11 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.GET_BUCKET_POLICY_STATUS: "s3:GetBucketPolicyStatus",
         _O.GET_PUBLIC_ACCESS_BLOCK: "s3:GetBucketPublicAccessBlock",
         _O.PUT_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
-        _O.DELETE_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock", _O.LIST_OBJECTS: "s3:ListBucket",
+        _O.DELETE_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
+        _O.GET_BUCKET_OWNERSHIP_CONTROLS: "s3:GetBucketOwnershipControls",
+        _O.PUT_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",
+        _O.DELETE_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",
+        _O.LIST_OBJECTS: "s3:ListBucket",
         _O.LIST_OBJECTS_V2: "s3:ListBucket", _O.LIST_OBJECT_VERSIONS: "s3:ListBucketVersions",
         _O.LIST_MULTIPART_UPLOADS: "s3:ListBucketMultipartUploads", _O.DELETE_OBJECTS: "s3:DeleteObject",
         _O.PUT_OBJECT: "s3:PutObject", _O.POST_OBJECT: "s3:PutObject", _O.COPY_OBJECT: "s3:PutObject",
@@ -143,9 +147,10 @@ async def _read(gateway: Gateway, bucket: str) -> tuple[BucketAccess, int]:
         text = await client.get_bucket_policy(volume, bucket)
         block = await client.get_bucket_public_access_block(volume, bucket)
     except OzoneClientError as e:
-        if s3_error(e).code is S3ErrorCode.NoSuchBucket:
+        error = s3_error(e, BucketName=bucket)
+        if error.code is S3ErrorCode.NoSuchBucket:
             return NO_BUCKET, 0
-        raise
+        raise error from None  # a name OM refuses is InvalidBucketName, as the handler would answer
     size = len(text or b"") + len(block or b"")
     try:
         policy = parse(text, bucket, limit=None) if text is not None else None

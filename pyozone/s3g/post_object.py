@@ -33,6 +33,7 @@ from pyozone.s3g.form_data import Event, Field, FileData, FileEnd, FileStart, Fo
 from pyozone.s3g.headers import (
     ETAG,
     MULTI_VALUED_PREFIX,
+    OWNER_CANNED_ACLS,
     PRIVATE,
     check_header_value,
     check_tags,
@@ -86,7 +87,7 @@ async def post_object(
     if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
         check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
     acl = fields.get("acl", PRIVATE)
-    if acl != PRIVATE:
+    if acl not in OWNER_CANNED_ACLS:
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
     if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
         raise S3Error(

@@ -31,6 +31,9 @@ class Operation(Enum):
     GET_PUBLIC_ACCESS_BLOCK = "GetPublicAccessBlock"
     PUT_PUBLIC_ACCESS_BLOCK = "PutPublicAccessBlock"
     DELETE_PUBLIC_ACCESS_BLOCK = "DeletePublicAccessBlock"
+    GET_BUCKET_OWNERSHIP_CONTROLS = "GetBucketOwnershipControls"
+    PUT_BUCKET_OWNERSHIP_CONTROLS = "PutBucketOwnershipControls"
+    DELETE_BUCKET_OWNERSHIP_CONTROLS = "DeleteBucketOwnershipControls"
     OPTIONS_OBJECT = "OptionsObject"
     """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
     before any other routing, unauthenticated (bucket_cors.py)."""
@@ -116,7 +119,7 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
     {"lifecycle", "website", "replication", "logging", "notification", "encryption",
-     "object-lock", "ownershipControls", "requestPayment", "accelerate", "analytics",
+     "object-lock", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
      "select", "attributes"}
 )  # fmt: skip
@@ -139,6 +142,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_POLICY_STATUS
         if "publicAccessBlock" in q:
             return Operation.GET_PUBLIC_ACCESS_BLOCK
+        if "ownershipControls" in q:
+            return Operation.GET_BUCKET_OWNERSHIP_CONTROLS
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
         if "versions" in q:
@@ -162,6 +167,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.PUT_PUBLIC_ACCESS_BLOCK
     if method == "DELETE" and "publicAccessBlock" in q:
         return Operation.DELETE_PUBLIC_ACCESS_BLOCK
+    if method == "PUT" and "ownershipControls" in q:
+        return Operation.PUT_BUCKET_OWNERSHIP_CONTROLS
+    if method == "DELETE" and "ownershipControls" in q:
+        return Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
@@ -177,7 +186,7 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    for name in ("cors", "policy", "policyStatus", "publicAccessBlock"):  # a bucket's: refused on an object
+    for name in ("cors", "policy", "policyStatus", "publicAccessBlock", "ownershipControls"):  # a bucket's
         if name in q:
             message = f"The {name} subresource is not implemented on an object."
             raise S3Error(S3ErrorCode.NotImplemented, message)

@@ -213,3 +213,20 @@ def test_a_public_access_block_refuses_a_public_policy_and_restricts_a_kept_one(
     finally:
         owner.delete_public_access_block(Bucket=BUCKET)
     assert anonymous.get_object(Bucket=BUCKET, Key="public/cat.jpg")["Body"].read() == b"meow"
+
+
+# ------------------------------------------------------------------ ownership controls
+def test_ownership_controls_are_bucket_owner_enforced(owner) -> None:  # type: ignore[no-untyped-def]
+    enforced = {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    assert owner.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == enforced
+    owner.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=enforced)
+    writer = {"Rules": [{"ObjectOwnership": "ObjectWriter"}]}
+    assert refused(owner.put_bucket_ownership_controls, Bucket=BUCKET, OwnershipControls=writer) == (
+        501,
+        "NotImplemented",
+    )
+    assert refused(owner.delete_bucket_ownership_controls, Bucket=BUCKET) == (501, "NotImplemented")
+    owner.put_object(Bucket=BUCKET, Key="owned", Body=b"x", ACL="bucket-owner-full-control")
+    grants = owner.get_object_acl(Bucket=BUCKET, Key="owned")["Grants"]
+    assert [g["Permission"] for g in grants] == ["FULL_CONTROL"]
+    owner.delete_object(Bucket=BUCKET, Key="owned")

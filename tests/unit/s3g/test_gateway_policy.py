@@ -292,3 +292,12 @@ def test_block_public_acls_refuses_a_public_acl_as_access_denied(blocked) -> Non
     )
     assert refused(blocked.put_bucket_acl, Bucket=BUCKET, ACL="public-read") == (403, "AccessDenied")
     blocked.put_object(Bucket=BUCKET, Key="k", Body=b"", ACL="private")
+
+
+@pytest.mark.parametrize("user", ["alice", None])
+def test_a_bucket_name_om_refuses_is_answered_as_the_handler_would(
+    gateway: GatewayOnThread, user: str | None
+) -> None:
+    """The policy's read of the bucket answers OM's refusal with S3's code, never a 500."""
+    status, _ = gateway.signed_request("HEAD", "/" + "a" * 64, user=user)
+    assert status == 400

@@ -77,6 +77,16 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?cors", {}, Operation.GET_BUCKET_CORS),
         ("PUT", "/b?cors", {}, Operation.PUT_BUCKET_CORS),
         ("DELETE", "/b?cors", {}, Operation.DELETE_BUCKET_CORS),
+        ("GET", "/b?policy", {}, Operation.GET_BUCKET_POLICY),
+        ("PUT", "/b?policy", {}, Operation.PUT_BUCKET_POLICY),
+        ("DELETE", "/b?policy", {}, Operation.DELETE_BUCKET_POLICY),
+        ("GET", "/b?policyStatus", {}, Operation.GET_BUCKET_POLICY_STATUS),
+        ("GET", "/b?publicAccessBlock", {}, Operation.GET_PUBLIC_ACCESS_BLOCK),
+        ("PUT", "/b?publicAccessBlock", {}, Operation.PUT_PUBLIC_ACCESS_BLOCK),
+        ("DELETE", "/b?publicAccessBlock", {}, Operation.DELETE_PUBLIC_ACCESS_BLOCK),
+        ("GET", "/b?ownershipControls", {}, Operation.GET_BUCKET_OWNERSHIP_CONTROLS),
+        ("PUT", "/b?ownershipControls", {}, Operation.PUT_BUCKET_OWNERSHIP_CONTROLS),
+        ("DELETE", "/b?ownershipControls", {}, Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -94,6 +104,9 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("PUT", "/b/k?policy", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?publicAccessBlock", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?ownershipControls", S3ErrorCode.NotImplemented),
         ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
     ],
 )
