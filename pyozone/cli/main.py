@@ -6,6 +6,7 @@ import argparse
 import importlib
 import logging
 import os
+import sys
 
 from pyozone import __version__
 from pyozone.client.errors import OzoneClientError
@@ -34,7 +35,10 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser, or only `command`'s (one of COMMAND_MODULES): a daemon or an `sh` call then
+    imports its own command's module, not the other fourteen (with theirs, every process paid a second or
+    more of CPU before its work)."""
     parent = common_options()
     parser = argparse.ArgumentParser(
         prog="pyozone", parents=[parent], description="pyozone: Apache Ozone's storage-container architecture"
@@ -42,9 +46,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pyozone {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    for name in (command,) if command in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(f"pyozone.cli.{name}").register(sub, parent)
     return parser
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The command word of `argv`, past any -D KEY=VALUE and --conf DIR before it; None when there is none
+    or another option comes first (the full parser then answers, with its help or its error)."""
+    words = iter(argv)
+    for word in words:
+        if word in ("-D", "--conf"):
+            next(words, None)
+        elif not (word.startswith("-D") or word.startswith("--conf=")):
+            return word if word in COMMAND_MODULES else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         level=os.environ.get("PYOZONE_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_of(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
         # Only a pass-through command (analytics) takes arguments its stub parser does not know.

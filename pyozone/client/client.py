@@ -211,8 +211,13 @@ class AsyncOzoneClient:
     def _route(self, members: tuple[DatanodeRef, ...]) -> tuple[DatanodeRef, ...]:
         return chain_order(members, self.client_host, self.client_rack)
 
-    async def read_key(self, volume: str, bucket: str, key: str) -> KeyInputStream:
-        info = await self.om.lookup_key(volume, bucket, key, self.client_host)
+    async def read_key(
+        self, volume: str, bucket: str, key: str, version: str = "", delete_markers: bool = False
+    ) -> KeyInputStream:
+        """`version`, `delete_markers`: as key_info (a delete marker reads as no bytes)."""
+        info = await self.om.lookup_key(
+            volume, bucket, key, self.client_host, version=version, delete_markers=delete_markers
+        )
         return KeyInputStream(self.om, self.pool, self.config, info, self.client_host)
 
     async def put_key(
@@ -318,8 +323,14 @@ class AsyncOzoneClient:
                 partial.unlink(missing_ok=True)
         return stream.info
 
-    async def key_info(self, volume: str, bucket: str, key: str) -> KeyInfo:
-        return await self.om.lookup_key(volume, bucket, key, self.client_host)
+    async def key_info(
+        self, volume: str, bucket: str, key: str, version: str = "", delete_markers: bool = False
+    ) -> KeyInfo:
+        """`version`: that S3 version; `delete_markers`: with none, the latest version when it is a delete
+        marker (whose `delete_marker` is set) rather than KEY_NOT_FOUND."""
+        return await self.om.lookup_key(
+            volume, bucket, key, self.client_host, version=version, delete_markers=delete_markers
+        )
 
     async def list_keys(
         self, volume: str, bucket: str, prefix: str = "", start: str = "", limit: int | None = None
@@ -333,10 +344,11 @@ class AsyncOzoneClient:
         await self.om.rename_key(volume, bucket, key, to_key)
 
     async def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
-    ) -> None:
-        """`condition`: only if the key meets it (S3's DeleteObject If-Match)."""
-        await self.om.delete_key(volume, bucket, key, condition)
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
+    ) -> tuple[str, bool]:
+        """`condition`: only if the key meets it (S3's DeleteObject If-Match); `version`: that S3 version,
+        for good. The version added (a delete marker) or removed, and whether it is a delete marker."""
+        return await self.om.delete_key(volume, bucket, key, condition, version)
 
     async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         """Replaces the key's tag set; an empty one deletes it."""
@@ -420,11 +432,13 @@ class AsyncOzoneClient:
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
+        part_checksum: str = "",
     ) -> KeyInfo:
         """Commits the key of `parts` ((part number, ETag), ascending) at once; `metadata` is merged into
-        the upload's; `condition`: only if the key meets it."""
+        the upload's; `condition`: only if the key meets it; `part_checksum`: the part metadata entry the
+        key keeps for each part (KeyInfo.part_checksums)."""
         return await self.om.complete_multipart_upload(
-            volume, bucket, key, upload_id, parts, metadata, condition
+            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum
         )
 
     async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:

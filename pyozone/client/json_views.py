@@ -63,7 +63,7 @@ def bucket_dict(b: BucketInfo) -> dict:
         "volumeName": b.volume,
         "name": b.name,
         "storageType": "DISK",
-        "versioning": False,
+        "versioning": b.versioning == "Enabled",  # Ozone's isVersionEnabled
         "usedBytes": b.used_bytes,
         "usedNamespace": b.used_namespace,
         "creationTime": _time(b.creation_time),

@@ -56,8 +56,9 @@ class KeyInputStream:
 
     async def _refresh(self, old: KeyLocation) -> KeyLocation:
         info = await self._om.lookup_key(
-            self.info.volume, self.info.bucket, self.info.name, self._client_host, refresh=True
-        )
+            self.info.volume, self.info.bucket, self.info.name, self._client_host, refresh=True,
+            version=self.info.version_id,  # the version being read, not whichever is current now
+        )  # fmt: skip
         for loc in info.locations:
             if (loc.container_id, loc.local_id) == (old.container_id, old.local_id):
                 return loc

@@ -446,11 +446,13 @@ class OmClient:
         )  # fmt: skip
 
     async def lookup_key(
-        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False
-    ) -> KeyInfo:
+        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False,
+        version: str = "", delete_markers: bool = False,
+    ) -> KeyInfo:  # fmt: skip
         """`refresh`: OM is to ask SCM for the container locations instead of answering from its cache (a
-        reader retrying after the locations it had failed it)."""
-        request = wire.lookup_key_request(volume, bucket, key, client_host, refresh)
+        reader retrying after the locations it had failed it). `version`: that S3 version ("": the current
+        key); `delete_markers`: with no version, the latest one when it is a delete marker."""
+        request = wire.lookup_key_request(volume, bucket, key, client_host, refresh, version, delete_markers)
         return await self._call("lookupKey", request, lambda r: wire.key_info_from_proto(r.keyInfo))
 
     async def list_keys(
@@ -463,9 +465,25 @@ class OmClient:
         await self._call("renameKey", wire.rename_key_request(volume, bucket, key, to_key), lambda r: None)
 
     async def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None
-    ) -> None:
-        await self._call("deleteKey", wire.delete_key_request(volume, bucket, key, condition), lambda r: None)
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
+    ) -> tuple[str, bool]:
+        """The version the delete added (a delete marker) or removed ("": an unversioned bucket's key) and
+        whether it is a delete marker."""
+        request = wire.delete_key_request(volume, bucket, key, condition, version)
+        return await self._call("deleteKey", request, wire.delete_outcome_from_proto)
+
+    async def set_bucket_versioning(self, volume: str, bucket: str, state: str) -> None:
+        """S3's PutBucketVersioning: "Enabled" or "Suspended" (the bucket's owner alone)."""
+        request = wire.set_bucket_versioning_request(volume, bucket, state)
+        await self._call("setBucketVersioning", request, lambda r: None)
+
+    async def list_key_versions(
+        self, volume: str, bucket: str, prefix: str, key_marker: str, version_marker: str, limit: int = 1000
+    ) -> list[tuple[KeyInfo, bool]]:
+        """S3 versions by key, newest first, after `version_marker` of `key_marker`; each with whether it
+        is its key's latest."""
+        request = wire.list_key_versions_request(volume, bucket, prefix, key_marker, version_marker, limit)
+        return await self._call("listKeyVersions", request, wire.key_versions_from_proto)
 
     async def put_object_tagging(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         request = wire.put_object_tagging_request(volume, bucket, key, tags)
@@ -550,10 +568,10 @@ class OmClient:
 
     async def complete_multipart_upload(
         self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
-        metadata: Mapping[str, str] | None, condition: KeyCondition | None = None,
+        metadata: Mapping[str, str] | None, condition: KeyCondition | None = None, part_checksum: str = "",
     ) -> KeyInfo:  # fmt: skip
         request = wire.complete_multipart_upload_request(
-            volume, bucket, key, upload_id, parts, metadata, condition
+            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum
         )
         return await self._call(
             "completeMultipartUpload", request, lambda r: wire.key_info_from_proto(r.keyInfo)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.s3_versions import BucketVersioning, version_id
 from pyozone.hdds.security.acl import Acls, Ownership
 from pyozone.hdds.states import ReplicationType
 
@@ -69,6 +70,7 @@ class BucketRecord:
     quota_bytes: int = 0  # replicated bytes at most; 0: no quota
     quota_namespace: int = 0  # keys at most; 0: no quota
     acls: Acls = ()
+    versioning: BucketVersioning = BucketVersioning.UNVERSIONED  # S3's (hdds/s3_versions.py)
 
     @property
     def ownership(self) -> Ownership:
@@ -106,6 +108,19 @@ class KeyRecord:
     acls: Acls = ()
     charged_bytes: int = 0
     """Replicated bytes the quotas hold for it beyond what `data_size` makes (stored_lengths.py); 0: none."""
+    parts: tuple[tuple[int, int], ...] = ()
+    """A completed multipart upload's (part number, size) in order (S3's GET by partNumber); () else."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum, when the completion named the metadata entry holding it."""
+    version_seq: int = 0
+    """S3 versions (hdds/s3_versions.py): its order among the key's versions; 0: written unversioned."""
+    versioned: bool = False
+    """It has an id of its own (written while versioning was Enabled); else it is the `null` version."""
+    delete_marker: bool = False
+
+    @property
+    def version_id(self) -> str:
+        return version_id(self.version_seq, self.versioned)
 
     @property
     def replicated_bytes(self) -> int:

@@ -54,11 +54,20 @@ class BucketInfo:
     used_namespace: int  # keys
     quota_in_bytes: int  # replicated bytes at most; 0: no quota
     quota_in_namespace: int  # keys at most; 0: no quota
+    versioning: str = ""  # S3's: "" (never set), "Enabled" or "Suspended"
 
     @property
     def replication_config(self) -> ReplicationConfig:
         """The bucket's default replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
         return ReplicationConfig.parse(self.replication)
+
+
+CHECKSUM_PREFIX = "x-amz-checksum-"
+"""The metadata entries that hold a key's or a part's S3 checksum (x-amz-checksum-crc32, ...)."""
+UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
+"""Kept in an S3 multipart upload's metadata (never returned as a header): the checksum algorithm it was
+created with, which every part must then carry (a copied part gets it computed) and the completion name
+for every part, as Amazon requires."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,12 @@ class KeyInfo:
     write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
     metadata: Mapping[str, str] = field(default_factory=dict)  # S3's: "ETag", "Content-Type", x-amz-meta-*
     tags: Mapping[str, str] = field(default_factory=dict)
+    parts: tuple[tuple[int, int], ...] = ()
+    """A completed multipart upload's (part number, size) in order, on a lookup; () for any other key."""
+    part_checksums: tuple[str, ...] = ()
+    """Beside `parts`: each part's checksum (the S3 gateway's), when its completion asked OM to keep them."""
+    version_id: str = ""  # S3's: "null" or the version's id; "": written while its bucket was unversioned
+    delete_marker: bool = False
 
     @property
     def replication_config(self) -> ReplicationConfig:

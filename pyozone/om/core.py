@@ -22,8 +22,9 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.om_records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs, replicated_size
 from pyozone.hdds.om_views import KeyCondition
+from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, write_plan
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
-from pyozone.om import conditions, quota
+from pyozone.om import conditions, quota, versions
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import LocatedKey, OpenKeyPlan, OpenKeySession, ReadLocation
@@ -83,6 +84,7 @@ class OzoneManager:
         self.lock = self.locks.namespace
         """Exclusive: for everything but key requests (`with om.lock:`)."""
         self.s3_secrets = S3SecretManager(store, self.lock)
+        self.versions = versions.ObjectVersions(self)
         raw = store.get(META_TABLE, OBJECT_ID)
         self._next_id = self._written_id = int(raw.decode()) if raw else 1
         self._id_lock = threading.Lock()
@@ -268,6 +270,11 @@ class OzoneManager:
                 raise OMException(
                     OMResultCode.BUCKET_NOT_EMPTY,
                     f"bucket {volume}/{bucket} still has multipart uploads in progress (abort them first)",
+                )
+            if versions.has_versions(self.store, volume, bucket):  # their blocks would be lost too
+                raise OMException(
+                    OMResultCode.BUCKET_NOT_EMPTY,
+                    f"bucket {volume}/{bucket} still has object versions or delete markers",
                 )
             parent = self._volume(volume)
             parent = replace(
@@ -497,7 +504,7 @@ class OzoneManager:
             ops: list[Op] = []
             with self.locks.usage:
                 try:
-                    self.replace_key(self._bucket(volume, bucket), record, old, ops)
+                    record = self.replace_key(self._bucket(volume, bucket), record, old, ops)
                 except OMException as e:
                     if e.code is OMResultCode.QUOTA_EXCEEDED:
                         why = f"commit of {key_key(volume, bucket, key)} refused: {e.message}"
@@ -568,12 +575,16 @@ class OzoneManager:
 
     def replace_key(
         self, parent: BucketRecord, record: KeyRecord, old: KeyRecord | None, ops: list[Op], counted: int = 0
-    ) -> None:
-        """Writes the committed key into `ops`: `old`, the key of that name (find_key, read under the key's
-        lock), is replaced (its blocks go to deletedTable), and the bucket's and volume's usage follows.
+    ) -> KeyRecord:
+        """Writes the committed key into `ops` and returns it as written: `old`, the key of that name
+        (find_key, read under the key's lock), is replaced (its blocks go to deletedTable), and the bucket's
+        and volume's usage follows. In a versioned bucket the key is a new version (om/versions.py) and
+        `old` is kept as a noncurrent one unless the rules overwrite it (a `null` version while Suspended).
         `counted`: bytes the usage holds for it already (a multipart upload's parts). QUOTA_EXCEEDED, with
         nothing added to `ops`, when the quotas have no room for it. Call with the key's lock and
         `locks.usage` held, `parent` read under them, and commit before releasing them."""
+        if parent.versioning is not BucketVersioning.UNVERSIONED:
+            return self._add_version(parent, record, old, ops, counted)
         used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0) - counted
         volume = self._volume(parent.volume)
         self.check_quota(parent, used_delta, old is None, volume)
@@ -587,6 +598,33 @@ class OzoneManager:
             )
         )
         self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
+        return record
+
+    def _add_version(
+        self, parent: BucketRecord, record: KeyRecord, old: KeyRecord | None, ops: list[Op], counted: int
+    ) -> KeyRecord:
+        """replace_key in a versioned bucket: the key is a new version, numbered now (hdds/s3_versions.py)."""
+        plan = write_plan(parent.versioning, old is not None and old.versioned)
+        (seq,) = self.new_ids(1)
+        record = replace(record, version_seq=seq, versioned=plan.versioned)
+        changes: list[Op] = []
+        released = 0
+        if old is not None and plan.keep_current:
+            versions.keep(old, changes)
+        elif old is not None:
+            self.orphan(old, changes)
+            released += old.replicated_bytes
+        if plan.drops_null:
+            released += versions.drop_null(self, record.volume, record.bucket, record.key, changes)
+        used_delta = record.replicated_bytes - released - counted
+        volume = self._volume(parent.volume)
+        self.check_quota(parent, used_delta, old is None, volume)
+        ops.extend(changes)
+        ops.append(
+            (KEY_TABLE, key_key(record.volume, record.bucket, record.key), om_records.encode_key(record))
+        )
+        self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
+        return record
 
     def check_quota(
         self, bucket: BucketRecord, requested: int, new_key: bool, volume: VolumeRecord | None = None
@@ -599,10 +637,13 @@ class OzoneManager:
 
     # ------------------------------------------------------------------ reading and changing keys
     def lookup_key(
-        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False
-    ) -> LocatedKey:
-        """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache."""
-        record = self.key_record(volume, bucket, key)
+        self, volume: str, bucket: str, key: str, client_host: str = "", refresh: bool = False,
+        version: str = "", delete_markers: bool = False,
+    ) -> LocatedKey:  # fmt: skip
+        """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache.
+        `version`: that S3 version ("": the current key); `delete_markers`: with no `version`, the latest
+        version when it is a delete marker (else KEY_NOT_FOUND, as ever)."""
+        record = self._lookup_record(volume, bucket, key, version, delete_markers)
         client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
         locations = []
@@ -616,6 +657,17 @@ class OzoneManager:
             locations.append(found[cid])
         return LocatedKey(record, tuple(locations))
 
+    def _lookup_record(
+        self, volume: str, bucket: str, key: str, version: str, delete_markers: bool
+    ) -> KeyRecord:
+        if version:
+            return self.versions.find(volume, bucket, key, version)
+        found = self.find_key(volume, bucket, key)
+        if found is not None:
+            return found
+        marker = self.versions.latest_marker(volume, bucket, key) if delete_markers else None
+        return marker if marker is not None else self.key_record(volume, bucket, key)
+
     def list_keys(
         self, volume: str, bucket: str, prefix: str = "", start_key: str = "", max_keys: int = 0
     ) -> list[KeyRecord]:
@@ -625,9 +677,16 @@ class OzoneManager:
         return [om_records.decode_key(v) for _, v in _first(entries, max_keys or DEFAULT_LIST_LIMIT)]
 
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
+        """Refused in a bucket that is or was S3-versioned: the key's older versions would stay under the
+        old name and its current one would not be the newest under the new (om/versions.py)."""
         check_key_name(to_key, self.settings.check_key_characters)
         with self.locks.key(key_key(volume, bucket, key), key_key(volume, bucket, to_key)):
             record = self.key_record(volume, bucket, key)
+            if self._bucket(volume, bucket).versioning is not BucketVersioning.UNVERSIONED:
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST,
+                    f"key {volume}/{bucket}/{key}: a rename in an S3-versioned bucket is not supported",
+                )
             if to_key == key:
                 return
             if self.store.get(KEY_TABLE, key_key(volume, bucket, to_key)) is not None:
@@ -662,9 +721,17 @@ class OzoneManager:
             )
         return record
 
-    def delete_key(self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None) -> None:
-        """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match)."""
+    def delete_key(
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
+    ) -> DeleteOutcome:
+        """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match). `version`: that
+        S3 version is removed for good (om/versions.py). In a versioned bucket a delete without one adds a
+        delete marker, whether or not the key exists (Amazon's "Deleting object versions")."""
         with self.locks.key(key_key(volume, bucket, key)):
+            if version:
+                return self.versions.delete(volume, bucket, key, version)
+            if self._bucket(volume, bucket).versioning is not BucketVersioning.UNVERSIONED:
+                return self._add_delete_marker(volume, bucket, key, condition)
             record = self.key_record(volume, bucket, key)
             conditions.check(condition, record, key_key(volume, bucket, key))
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
@@ -673,15 +740,52 @@ class OzoneManager:
                 self.account(self._bucket(volume, bucket), -record.replicated_bytes, -1, ops)
                 self.commit(ops)
         log.debug("deleted key %s/%s/%s (%d block(s) to delete)", volume, bucket, key, len(record.blocks))
+        return DeleteOutcome("", False)
+
+    def _add_delete_marker(
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None
+    ) -> DeleteOutcome:
+        """delete_key in a versioned bucket: the current version is kept (or, a `null` one while
+        Suspended, removed) and a delete marker becomes the latest version. Call with the key's lock."""
+        current = self.find_key(volume, bucket, key)
+        conditions.check(condition, current, key_key(volume, bucket, key))
+        ops: list[Op] = []
+        with self.locks.usage:
+            parent = self._bucket(volume, bucket)
+            plan = write_plan(parent.versioning, current is not None and current.versioned)
+            (seq,) = self.new_ids(1)
+            now = self._now()
+            marker = KeyRecord(
+                volume, bucket, key, 0, now, now, parent.replication, version_seq=seq,
+                versioned=plan.versioned, delete_marker=True,
+            )  # fmt: skip
+            released = 0
+            if current is not None:
+                ops.append((KEY_TABLE, key_key(volume, bucket, key), None))
+                if plan.keep_current:
+                    versions.keep(current, ops)
+                else:
+                    self.orphan(current, ops)
+                    released += current.replicated_bytes
+            if plan.drops_null:
+                released += versions.drop_null(self, volume, bucket, key, ops)
+            versions.keep(marker, ops)
+            self.account(parent, -released, -1 if current is not None else 0, ops)
+            self.commit(ops)
+        return DeleteOutcome(marker.version_id, True)
 
     # ------------------------------------------------------------------ helpers
     def orphan(self, record: KeyRecord, ops: list[Op]) -> None:
-        """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete)."""
+        """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete), without
+        what KeyDeletingService never reads (metadata, tags, ACLs, part lists): a completion replacing a
+        10,000-part key wrote its whole record there, and its Raft entry outgrew the append limit
+        (R31's F6)."""
         if not record.blocks:
             return
         (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
-        ops.append((DELETED_TABLE, entry, om_records.encode_key(record)))
+        blocks_only = replace(record, metadata=(), tags=(), acls=(), parts=(), part_checksums=())
+        ops.append((DELETED_TABLE, entry, om_records.encode_key(blocks_only)))
 
     def account(
         self,

@@ -7,6 +7,9 @@
   deletedTable  /vol/bucket/key/<seq>     KeyInfo (blocks SCM must still delete; seq keeps entries unique)
   s3SecretTable <access id>               S3Secret (a user's S3 secret; the access id is the user name)
   multipartInfoTable /vol/bucket/key NUL uploadID  MultipartInfo (an upload in progress and its parts)
+  s3BucketCorsTable /vol/bucket          a bucket's S3 CORS configuration (its document)
+  objectVersionTable /vol/bucket/key NUL <2^64-1-seq, 16 hex>  KeyInfo (S3: a key's noncurrent versions
+                                         and its delete markers, newest first; om/versions.py)
   meta          name                      decimal text (the object-id counter)
 
 Ozone names a multipart upload /vol/bucket/key/uploadID; pyozone puts a NUL (which no key name holds)
@@ -30,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from pyozone.hdds.s3_versions import order_suffix
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.hdds.store.rocksdb import RocksDBBackend, StoreError
 from pyozone.om.double_buffer import (
@@ -57,6 +61,9 @@ S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
 """A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
 """A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
+OBJECT_VERSION_TABLE = "objectVersionTable"
+"""S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
+keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
 META_TABLE = "meta"
 TABLE_NAMES = (
     VOLUME_TABLE,
@@ -69,6 +76,7 @@ TABLE_NAMES = (
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+    OBJECT_VERSION_TABLE,
     META_TABLE,
 )
 TRANSACTION_INFO = "#TRANSACTIONINFO"
@@ -87,6 +95,11 @@ def bucket_key(volume: str, bucket: str) -> str:
 
 def key_key(volume: str, bucket: str, key: str) -> str:
     return f"/{volume}/{bucket}/{key}"
+
+
+def version_key(volume: str, bucket: str, key: str, seq: int) -> str:
+    """objectVersionTable's key of the key's version numbered `seq` (hdds/s3_versions.py's order)."""
+    return key_key(volume, bucket, key) + order_suffix(seq)
 
 
 def open_key_key(volume: str, bucket: str, key: str, client_id: int) -> str:

@@ -5,8 +5,9 @@ An upload in progress is one multipartInfoTable entry holding its committed part
 open key (openKey naming the upload and part number) and committed into the entry; a part committed again
 under its number replaces the older one, whose blocks go to deletedTable. Completing the upload writes, in
 one batch under the namespace lock, the key (the listed parts' blocks in part order, offsets shifted to
-the key's), the entry's removal, the unlisted parts' blocks to deletedTable and the bucket's usage; so a
-crash leaves the upload or the key, never half of each. Aborting sends every part's blocks to deletedTable.
+the key's, with each part's number and size, as Ozone's blocks carry their part number), the entry's
+removal, the unlisted parts' blocks to deletedTable and the bucket's usage; so a crash leaves the upload or
+the key, never half of each. Aborting sends every part's blocks to deletedTable.
 As in Ozone, a committed part counts in its bucket's and volume's usage, so parts must fit the quotas while
 the upload is open; aborting releases them and completing moves them to the key.
 A part still being written when its upload completes or aborts finds no upload at its commit: its blocks
@@ -27,11 +28,12 @@ from pyozone.hdds.om_records import (
     KeyBlock,
     KeyRecord,
     MultipartUploadRecord,
+    Pairs,
     PartRecord,
     pairs,
     replicated_size,
 )
-from pyozone.hdds.om_views import KeyCondition
+from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.om import conditions, quota
 from pyozone.om.core import OzoneManager
@@ -53,6 +55,22 @@ UPLOAD_SEPARATOR = "\x00"
 
 def multipart_key(volume: str, bucket: str, key: str, upload_id: str) -> str:
     return f"{key_key(volume, bucket, key)}{UPLOAD_SEPARATOR}{upload_id}"
+
+
+def _check_part_checksum(name: str, upload_metadata: Pairs, where: str) -> None:
+    """What a completion may keep as its parts' checksums: a checksum entry, the one of the algorithm the
+    upload was created with if it was (R31's F5: a native client named `ETag`, and the parts' MD5s were
+    served as their CRC32s)."""
+    if not name:
+        return
+    created = dict(upload_metadata).get(UPLOAD_ALGORITHM)
+    expected = CHECKSUM_PREFIX + created.lower() if created else None
+    if not name.startswith(CHECKSUM_PREFIX) or (expected is not None and name != expected):
+        raise OMException(
+            OMResultCode.INVALID_REQUEST,
+            f"{where}: {name!r} is not the parts' checksum"
+            + (f" (the upload's is {expected!r})" if expected else ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,9 +234,12 @@ class MultipartManager:
         parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
+        part_checksum: str = "",
     ) -> KeyRecord:
         """The key of the listed (part number, part name) parts; see the module's docstring. A
-        `condition` the committed key fails refuses it, and the upload stays as it was."""
+        `condition` the committed key fails refuses it, and the upload stays as it was. `part_checksum`
+        names the part metadata entry (the S3 gateway's checksum) the key keeps for each part ("" if a part
+        lacks it)."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
@@ -228,12 +249,15 @@ class MultipartManager:
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"{where}: an empty part list")
+            _check_part_checksum(part_checksum, upload.metadata, where)
             for (before, _), (number, _) in pairwise(parts):
                 if number <= before:
                     raise OMException(
                         OMResultCode.INVALID_PART_ORDER, f"{where}: part {number} after part {before}"
                     )
             blocks: list[KeyBlock] = []
+            sizes: list[tuple[int, int]] = []  # kept with the key: S3's GET by partNumber
+            checksums: list[str] = []
             size = 0
             extra = 0  # what the parts were charged beyond their sizes (stored_lengths.py), kept by the key
             for i, (number, name) in enumerate(parts):
@@ -248,6 +272,9 @@ class MultipartManager:
                         f"needs at least {om.settings.multipart_min_size}",
                     )
                 blocks.extend(replace(b, offset=size + b.offset) for b in part.key.blocks)
+                sizes.append((number, part.key.data_size))
+                if part_checksum:
+                    checksums.append(dict(part.key.metadata).get(part_checksum, ""))
                 size += part.key.data_size
                 extra += part.key.replicated_bytes - replicated_size(part.key.replication, part.key.data_size)
             merged = dict(upload.metadata) | dict(metadata or {})
@@ -257,13 +284,14 @@ class MultipartManager:
                 volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
                 pairs(merged), upload.tags, upload.owner, upload.acls,
                 replicated_size(upload.replication, size) + extra if extra else 0,
+                tuple(sizes), tuple(checksums),
             )  # fmt: skip
             ops: list[Op] = []
             listed = {number for number, _ in parts}
             for part in upload.parts:
                 if part.part_number not in listed:
                     om.orphan(part.key, ops)
-            om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
+            record = om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
             ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
             om.commit(ops)
         log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)

@@ -66,7 +66,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +81,7 @@ class BucketInfo(_message.Message):
     QUOTAINBYTES_FIELD_NUMBER: _ClassVar[int]
     QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -95,7 +96,8 @@ class BucketInfo(_message.Message):
     quotaInBytes: int
     quotaInNamespace: int
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
+    versioning: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState", "token")
@@ -116,7 +118,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -147,6 +149,12 @@ class KeyInfo(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
     CHARGEDBYTES_FIELD_NUMBER: _ClassVar[int]
+    PARTNUMBERS_FIELD_NUMBER: _ClassVar[int]
+    PARTSIZES_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMS_FIELD_NUMBER: _ClassVar[int]
+    VERSIONSEQ_FIELD_NUMBER: _ClassVar[int]
+    VERSIONED_FIELD_NUMBER: _ClassVar[int]
+    DELETEMARKER_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -163,7 +171,13 @@ class KeyInfo(_message.Message):
     owner: str
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
     chargedBytes: int
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ...) -> None: ...
+    partNumbers: _containers.RepeatedScalarFieldContainer[int]
+    partSizes: _containers.RepeatedScalarFieldContainer[int]
+    partChecksums: _containers.RepeatedScalarFieldContainer[str]
+    versionSeq: int
+    versioned: bool
+    deleteMarker: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
@@ -405,18 +419,22 @@ class CommitKeyResponse(_message.Message):
     def __init__(self, keyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class LookupKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "clientHost", "forceUpdateContainerCache")
+    __slots__ = ("volume", "bucket", "key", "clientHost", "forceUpdateContainerCache", "versionId", "deleteMarkers")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CLIENTHOST_FIELD_NUMBER: _ClassVar[int]
     FORCEUPDATECONTAINERCACHE_FIELD_NUMBER: _ClassVar[int]
+    VERSIONID_FIELD_NUMBER: _ClassVar[int]
+    DELETEMARKERS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
     clientHost: str
     forceUpdateContainerCache: bool
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientHost: _Optional[str] = ..., forceUpdateContainerCache: _Optional[bool] = ...) -> None: ...
+    versionId: str
+    deleteMarkers: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., clientHost: _Optional[str] = ..., forceUpdateContainerCache: _Optional[bool] = ..., versionId: _Optional[str] = ..., deleteMarkers: _Optional[bool] = ...) -> None: ...
 
 class LookupKeyResponse(_message.Message):
     __slots__ = ("keyInfo",)
@@ -463,20 +481,70 @@ class RenameKeyResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class DeleteKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "condition")
+    __slots__ = ("volume", "bucket", "key", "condition", "versionId")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    VERSIONID_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    versionId: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., versionId: _Optional[str] = ...) -> None: ...
 
 class DeleteKeyResponse(_message.Message):
+    __slots__ = ("versionId", "deleteMarker")
+    VERSIONID_FIELD_NUMBER: _ClassVar[int]
+    DELETEMARKER_FIELD_NUMBER: _ClassVar[int]
+    versionId: str
+    deleteMarker: bool
+    def __init__(self, versionId: _Optional[str] = ..., deleteMarker: _Optional[bool] = ...) -> None: ...
+
+class SetBucketVersioningRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "versioning")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    VERSIONING_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    versioning: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., versioning: _Optional[str] = ...) -> None: ...
+
+class SetBucketVersioningResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ListKeyVersionsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "prefix", "keyMarker", "versionIdMarker", "maxKeys")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    KEYMARKER_FIELD_NUMBER: _ClassVar[int]
+    VERSIONIDMARKER_FIELD_NUMBER: _ClassVar[int]
+    MAXKEYS_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    prefix: str
+    keyMarker: str
+    versionIdMarker: str
+    maxKeys: int
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., prefix: _Optional[str] = ..., keyMarker: _Optional[str] = ..., versionIdMarker: _Optional[str] = ..., maxKeys: _Optional[int] = ...) -> None: ...
+
+class KeyVersion(_message.Message):
+    __slots__ = ("key", "isLatest")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    ISLATEST_FIELD_NUMBER: _ClassVar[int]
+    key: KeyInfo
+    isLatest: bool
+    def __init__(self, key: _Optional[_Union[KeyInfo, _Mapping]] = ..., isLatest: _Optional[bool] = ...) -> None: ...
+
+class ListKeyVersionsResponse(_message.Message):
+    __slots__ = ("versions",)
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    versions: _containers.RepeatedCompositeFieldContainer[KeyVersion]
+    def __init__(self, versions: _Optional[_Iterable[_Union[KeyVersion, _Mapping]]] = ...) -> None: ...
 
 class PutObjectTaggingRequest(_message.Message):
     __slots__ = ("volume", "bucket", "key", "tags")
@@ -813,7 +881,7 @@ class Part(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition", "partChecksumName")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -828,6 +896,7 @@ class CompleteMultipartUploadRequest(_message.Message):
     PARTS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    PARTCHECKSUMNAME_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -835,7 +904,8 @@ class CompleteMultipartUploadRequest(_message.Message):
     parts: _containers.RepeatedCompositeFieldContainer[Part]
     metadata: _containers.ScalarMap[str, str]
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    partChecksumName: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., partChecksumName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadResponse(_message.Message):
     __slots__ = ("keyInfo",)

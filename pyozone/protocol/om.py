@@ -40,6 +40,7 @@ from pyozone.hdds.om_views import (
     ServiceInfo,
     VolumeInfo,
 )
+from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, version_id
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.block_token import Token
 from pyozone.hdds.states import ReplicationType
@@ -157,16 +158,31 @@ def bucket_info_from_proto(p: om_pb.BucketInfo) -> BucketInfo:
     return BucketInfo(
         p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
         message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
-        p.quotaInBytes, p.quotaInNamespace,
+        p.quotaInBytes, p.quotaInNamespace, p.versioning,
     )  # fmt: skip
 
 
 def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
+    """`version_id`: "" for a key written while its bucket was unversioned (S3's null version, which an
+    unversioned bucket's answers do not name)."""
+    version = version_id(p.versionSeq, p.versioned) if p.versionSeq or p.versioned else ""
     return KeyInfo(
         p.volume, p.bucket, p.key, p.dataSize, p.creationTime, p.modificationTime,
         message_replication(p), p.objectID,
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
+        tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
+        version, p.deleteMarker,
     )  # fmt: skip
+
+
+def key_versions_from_proto(p: om_pb.ListKeyVersionsResponse) -> list[tuple[KeyInfo, bool]]:
+    """ListObjectVersions' entries: each version with whether it is its key's latest."""
+    return [(key_info_from_proto(v.key), v.isLatest) for v in p.versions]
+
+
+def delete_outcome_from_proto(p: om_pb.DeleteKeyResponse) -> tuple[str, bool]:
+    """The version a delete added or removed ("": an unversioned bucket's) and whether it is a marker."""
+    return p.versionId, p.deleteMarker
 
 
 def part_list_from_proto(p: om_pb.ListPartsResponse) -> MultipartPartList:
@@ -314,11 +330,13 @@ def commit_key_request(
 
 
 def lookup_key_request(
-    volume: str, bucket: str, key: str, client_host: str, refresh: bool
-) -> om_pb.LookupKeyRequest:
+    volume: str, bucket: str, key: str, client_host: str, refresh: bool, version: str = "",
+    delete_markers: bool = False,
+) -> om_pb.LookupKeyRequest:  # fmt: skip
     return om_pb.LookupKeyRequest(
-        volume=volume, bucket=bucket, key=key, clientHost=client_host, forceUpdateContainerCache=refresh
-    )
+        volume=volume, bucket=bucket, key=key, clientHost=client_host, forceUpdateContainerCache=refresh,
+        versionId=version, deleteMarkers=delete_markers,
+    )  # fmt: skip
 
 
 def list_keys_request(
@@ -334,11 +352,31 @@ def rename_key_request(volume: str, bucket: str, key: str, to_key: str) -> om_pb
 
 
 def delete_key_request(
-    volume: str, bucket: str, key: str, condition: KeyCondition | None
+    volume: str, bucket: str, key: str, condition: KeyCondition | None, version: str = ""
 ) -> om_pb.DeleteKeyRequest:
     return om_pb.DeleteKeyRequest(
-        volume=volume, bucket=bucket, key=key, condition=key_condition_to_proto(condition)
+        volume=volume, bucket=bucket, key=key, condition=key_condition_to_proto(condition), versionId=version
     )
+
+
+def set_bucket_versioning_request(volume: str, bucket: str, state: str) -> om_pb.SetBucketVersioningRequest:
+    return om_pb.SetBucketVersioningRequest(volume=volume, bucket=bucket, versioning=state)
+
+
+def bucket_versioning_from_proto(request: om_pb.SetBucketVersioningRequest) -> BucketVersioning:
+    """INVALID_ARGUMENT unless Enabled or Suspended (a bucket never goes back to unversioned)."""
+    if request.versioning not in (BucketVersioning.ENABLED.value, BucketVersioning.SUSPENDED.value):
+        raise ProtocolError(f"versioning {request.versioning!r}: Enabled or Suspended")
+    return BucketVersioning.of(request.versioning)
+
+
+def list_key_versions_request(
+    volume: str, bucket: str, prefix: str, key_marker: str, version_marker: str, limit: int
+) -> om_pb.ListKeyVersionsRequest:
+    return om_pb.ListKeyVersionsRequest(
+        volume=volume, bucket=bucket, prefix=prefix, keyMarker=key_marker, versionIdMarker=version_marker,
+        maxKeys=limit,
+    )  # fmt: skip
 
 
 def put_object_tagging_request(
@@ -441,12 +479,12 @@ def commit_multipart_part_request(
 
 def complete_multipart_upload_request(
     volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
-    metadata: Mapping[str, str] | None, condition: KeyCondition | None,
+    metadata: Mapping[str, str] | None, condition: KeyCondition | None, part_checksum: str = "",
 ) -> om_pb.CompleteMultipartUploadRequest:  # fmt: skip
     return om_pb.CompleteMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
         parts=[om_pb.Part(partNumber=n, partName=name) for n, name in parts],
-        condition=key_condition_to_proto(condition),
+        condition=key_condition_to_proto(condition), partChecksumName=part_checksum,
     )  # fmt: skip
 
 
@@ -530,6 +568,18 @@ def empty_answer(method: str) -> Message:
     return _ANSWERS[method]()
 
 
+def delete_key_answer(outcome: DeleteOutcome) -> om_pb.DeleteKeyResponse:
+    return om_pb.DeleteKeyResponse(versionId=outcome.version_id, deleteMarker=outcome.delete_marker)
+
+
+def key_versions_answer(found: Iterable[tuple[KeyRecord, bool]]) -> om_pb.ListKeyVersionsResponse:
+    return om_pb.ListKeyVersionsResponse(
+        versions=[
+            om_pb.KeyVersion(key=key_to_proto(r, with_blocks=False), isLatest=latest) for r, latest in found
+        ]
+    )
+
+
 def bucket_cors_answer(configuration: bytes | None) -> om_pb.GetBucketCorsResponse:
     return om_pb.GetBucketCorsResponse(configuration=configuration or b"")
 
@@ -562,11 +612,17 @@ def buckets_answer(records: Iterable[BucketRecord]) -> om_pb.ListBucketsResponse
     return om_pb.ListBucketsResponse(buckets=[bucket_to_proto(r) for r in records])
 
 
-def key_answer(method: str, record: KeyRecord) -> Message:
-    """commitKey, completeMultipartUpload: the committed key with its blocks."""
-    answer = _ANSWERS[method]()
+def committed_key_answer(record: KeyRecord) -> om_pb.CommitKeyResponse:
+    """commitKey: the committed key with its blocks."""
+    answer = om_pb.CommitKeyResponse()
     answer.keyInfo.MergeFromString(encode_key(record))  # the bytes om.db got: parsed, not built again
     return answer
+
+
+def completed_key_answer(record: KeyRecord) -> om_pb.CompleteMultipartUploadResponse:
+    """completeMultipartUpload: the key without its blocks and part lists (a 10,000-part key's are
+    megabytes, which OM HA's log entry carries beside the writes: R31's F6); a reader looks it up."""
+    return om_pb.CompleteMultipartUploadResponse(keyInfo=key_to_proto(record, with_blocks=False))
 
 
 def keys_answer(records: Iterable[KeyRecord], with_blocks: bool) -> om_pb.ListKeysResponse:

@@ -24,6 +24,7 @@ from pyozone.hdds.om_records import (
     VolumeRecord,
     pairs,
 )
+from pyozone.hdds.s3_versions import BucketVersioning
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import (
@@ -116,6 +117,7 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         quotaInBytes=b.quota_bytes,
         quotaInNamespace=b.quota_namespace,
         acls=acls_to_proto(b.acls),
+        versioning=b.versioning.value,
         **replication_fields(b.replication),
     )
 
@@ -134,6 +136,7 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.quotaInBytes,
         p.quotaInNamespace,
         acls_from_proto(p.acls, "acls"),
+        BucketVersioning.of(p.versioning),
     )
 
 
@@ -177,6 +180,9 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         objectID=k.object_id,
         owner=k.owner,
         chargedBytes=k.charged_bytes,
+        versionSeq=k.version_seq,
+        versioned=k.versioned,
+        deleteMarker=k.delete_marker,
         **replication_fields(k.replication),
     )
     if with_blocks:
@@ -187,6 +193,10 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
             block_id.blockCommitSequenceId = b.bcsid
             block_id.containerBlockID.containerID = b.block_id.container_id
             block_id.containerBlockID.localID = b.block_id.local_id
+        if k.parts:
+            p.partNumbers.extend(number for number, _ in k.parts)
+            p.partSizes.extend(size for _, size in k.parts)
+            p.partChecksums.extend(k.part_checksums)
     if k.metadata:
         p.metadata.update(k.metadata)
     if k.tags:
@@ -221,6 +231,11 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.owner,
         acls_from_proto(p.acls, "acls") if p.acls else (),
         p.chargedBytes,
+        tuple(zip(p.partNumbers, p.partSizes, strict=True)),
+        tuple(p.partChecksums),
+        p.versionSeq,
+        p.versioned,
+        p.deleteMarker,
     )
 
 

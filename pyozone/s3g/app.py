@@ -17,6 +17,7 @@ from aiohttp import HttpVersion11, hdrs, web
 from pyozone.common.http_body import BodyTimeout
 from pyozone.s3g import (
     acls,
+    attributes,
     bucket_cors,
     bucket_policy,
     buckets,
@@ -52,6 +53,7 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.DELETE_BUCKET: buckets.delete_bucket,
     Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
     Operation.GET_BUCKET_VERSIONING: buckets.get_bucket_versioning,
+    Operation.PUT_BUCKET_VERSIONING: buckets.put_bucket_versioning,
     Operation.GET_BUCKET_ACL: acls.get_bucket_acl,
     Operation.PUT_BUCKET_ACL: acls.put_bucket_acl,
     Operation.GET_BUCKET_CORS: bucket_cors.get_bucket_cors,
@@ -77,6 +79,7 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_OBJECT: objects.get_object,
     Operation.HEAD_OBJECT: objects.head_object,
     Operation.DELETE_OBJECT: objects.delete_object,
+    Operation.GET_OBJECT_ATTRIBUTES: attributes.get_object_attributes,
     Operation.GET_OBJECT_TAGGING: objects.get_object_tagging,
     Operation.PUT_OBJECT_TAGGING: objects.put_object_tagging,
     Operation.DELETE_OBJECT_TAGGING: objects.delete_object_tagging,
@@ -197,7 +200,7 @@ async def _run(
         and operation in routing.WRITES
     ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
-    routing.check_version(where)
+    routing.check_version(where, operation)
     if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
     refuse_unimplemented(headers, http.query)
@@ -213,10 +216,10 @@ async def _run(
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:
     status = error.code.status
-    if method == "HEAD":  # no body: the status alone speaks
-        return web.Response(status=status)
+    if method == "HEAD":  # no body: the status (and its headers) alone speak
+        return web.Response(status=status, headers=error.headers)
     body = xml.error_document(error.code.name, error.message, resource, request_id, **error.extra)
-    return web.Response(body=body, status=status, content_type="application/xml")
+    return web.Response(body=body, status=status, content_type="application/xml", headers=error.headers)
 
 
 def refusal(status: int, message: str) -> web.Response:

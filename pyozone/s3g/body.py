@@ -12,6 +12,7 @@ from pyozone.common.http_body import BodyIncomplete, TimedBody
 from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.auth.payload import Payload, PayloadDigests
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 from pyozone.s3g.xml import MAX_XML_BODY
 
 CONTINUE = "100-continue"
@@ -32,7 +33,7 @@ class RequestBody:
         headers = self._http.headers
         if headers.get("x-amz-content-sha256", "").startswith("STREAMING-"):
             decoded = headers.get("x-amz-decoded-content-length", "")
-            return int(decoded) if decoded.isdigit() else None
+            return decimal(decoded)
         return self._http.content_length
 
     def require_length(self) -> int | None:

@@ -115,7 +115,42 @@ async def get_bucket_location(s3: S3Request) -> web.Response:
     return xml_response(xml.document("LocationConstraint"))  # empty: us-east-1, as S3 writes it
 
 
+async def owned_bucket(s3: S3Request) -> BucketInfo:
+    """The bucket, if the requester owns it: a bucket's configuration is its owner's alone (Amazon's
+    default grant); another user's is AccessDenied."""
+    try:
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    if bucket.owner != s3.user:
+        raise S3Error(S3ErrorCode.AccessDenied)
+    return bucket
+
+
 async def get_bucket_versioning(s3: S3Request) -> web.Response:
-    """Versioning was never enabled: S3's answer is an empty configuration."""
-    await head_bucket(s3)
-    return xml_response(xml.document("VersioningConfiguration"))
+    """The bucket's state; a bucket never versioned answers an empty configuration, as Amazon's."""
+    state = (await owned_bucket(s3)).versioning
+    return xml_response(xml.document("VersioningConfiguration", xml.el("Status", state) if state else None))
+
+
+VERSIONING_STATES = ("Enabled", "Suspended")
+
+
+async def put_bucket_versioning(s3: S3Request) -> web.Response:
+    """Status Enabled or Suspended (a bucket once versioned never goes back to unversioned: no Status says
+    so); MfaDelete Enabled is NotImplemented (no MFA devices), Disabled what every bucket is. OM keeps the
+    state with the bucket and checks ownership again (om/versions.py)."""
+    await owned_bucket(s3)
+    config = xml.parse(await s3.body.read_all(), "VersioningConfiguration")
+    status = config.findtext("Status")
+    mfa = config.findtext("MfaDelete")
+    if (status is not None and status not in VERSIONING_STATES) or mfa not in (None, "Enabled", "Disabled"):
+        raise S3Error(S3ErrorCode.MalformedXML)
+    if mfa == "Enabled":
+        raise S3Error(S3ErrorCode.NotImplemented, "MFA delete is not implemented.")
+    if status is not None:
+        try:
+            await s3.gateway.client.om.set_bucket_versioning(s3.gateway.volume, s3.bucket, status)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+    return web.Response(status=200)

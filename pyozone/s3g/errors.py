@@ -6,6 +6,7 @@ client sees the code its SDK knows (never a traceback).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 
 
@@ -46,6 +47,7 @@ class S3ErrorCode(Enum):
     )
     InvalidPart = (400, "One or more of the specified parts could not be found.")
     InvalidPartOrder = (400, "The list of parts was not in ascending order.")
+    InvalidPartNumber = (416, "The requested partnumber is not satisfiable")
     InvalidRange = (416, "The requested range is not satisfiable")
     InvalidRequest = (400, "Invalid Request")
     InvalidStorageClass = (400, "The storage class you specified is not valid.")
@@ -113,10 +115,15 @@ class S3ErrorCode(Enum):
 
 
 class S3Error(Exception):
-    """A refusal with S3's code; `extra` adds elements to the XML body (e.g. ArgumentName, Key, UploadId)."""
+    """A refusal with S3's code; `extra` adds elements to the XML body (e.g. ArgumentName, Key, UploadId),
+    `headers` to the answer (a delete marker's x-amz-delete-marker)."""
 
-    def __init__(self, code: S3ErrorCode, message: str | None = None, **extra: str) -> None:
+    def __init__(
+        self, code: S3ErrorCode, message: str | None = None, headers: Mapping[str, str] | None = None,
+        **extra: str,
+    ) -> None:  # fmt: skip
         super().__init__(message or code.default_message)
         self.code = code
         self.message = message or code.default_message
+        self.headers = dict(headers or {})
         self.extra = extra

@@ -14,10 +14,12 @@ from urllib.parse import parse_qsl
 from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
 from pyozone.hdds.om_views import KeyCondition
+from pyozone.s3g import xml
 from pyozone.s3g.auth.checksums import BY_HEADER
 from pyozone.s3g.auth.payload import stored_content_encoding
 from pyozone.s3g.auth.sigv4 import PRESIGN_PARAMS
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 
 ETAG = "ETag"
 USER_METADATA_PREFIX = "x-amz-meta-"
@@ -42,9 +44,6 @@ RESPONSE_OVERRIDES = {
 
 STORAGE_CLASSES = {"STANDARD": None, "REDUCED_REDUNDANCY": "RATIS/ONE"}
 """S3 storage class -> pyozone replication (None: the bucket's default), as Ozone's S3 gateway maps them."""
-
-NULL_VERSION = "null"
-"""The VersionId of every object: pyozone has no versioning, so a key's one version is S3's null version."""
 
 ENCRYPTION_HEADERS = ("x-amz-server-side-encryption", "x-amz-copy-source-server-side-encryption")
 """Prefixes of S3's server-side encryption headers: SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`,
@@ -136,8 +135,9 @@ BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
 """The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
 CHECKSUM_TYPE = "x-amz-checksum-type"
 COMPOSITE = "COMPOSITE"
-"""A multipart upload's checksum as a checksum of its parts' checksums; FULL_OBJECT (a checksum of the
-whole object, which the gateway does not compute over the parts) is NotImplemented."""
+"""A multipart upload's checksum as a checksum of its parts' checksums (ending in `-N`)."""
+FULL_OBJECT = "FULL_OBJECT"
+"""A checksum of the whole object: a single PUT's, or a multipart upload's CRC combined from its parts'."""
 NOT_IMPLEMENTED_HEADERS = {
     "x-amz-website-redirect-location": "Website redirects",
     "x-amz-mfa": "MFA delete",
@@ -189,7 +189,7 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
     ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
-    it has WORM), website redirects, full-object checksums and the like (NOT_IMPLEMENTED_HEADERS). A
+    it has WORM), website redirects and the like (NOT_IMPLEMENTED_HEADERS). A
     single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
     would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS."""
     for name in query:
@@ -225,9 +225,8 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
         )
     if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
         raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
-    checksum_type = headers.get(CHECKSUM_TYPE, COMPOSITE)
-    if checksum_type.upper() != COMPOSITE:
-        raise S3Error(S3ErrorCode.NotImplemented, f"The checksum type {checksum_type!r} is not implemented.")
+    if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):
+        raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
     ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)
     if ownership != BUCKET_OWNER_ENFORCED:
         raise S3Error(
@@ -249,6 +248,16 @@ def tagging_header(value: str | None) -> dict[str, str]:
         return {}
     pairs = parse_qsl(value, keep_blank_values=True)
     return check_tags(pairs)
+
+
+def parse_tagging(document: bytes) -> dict[str, str]:
+    """A Tagging document (PutObjectTagging's body, POST Object's `tagging` field): its TagSet's tags."""
+    tag_set = xml.parse(document, "Tagging").find("TagSet")
+    if tag_set is None:
+        raise S3Error(S3ErrorCode.MalformedXML)
+    return check_tags(
+        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
+    )
 
 
 def check_tags(pairs: list[tuple[str, str]]) -> dict[str, str]:
@@ -287,17 +296,16 @@ def byte_range(value: str | None, size: int) -> ByteRange | None:
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
     first, dash, last = spec.strip().partition("-")
-    if not dash or not (first.isdigit() or last.isdigit()) or (first and not first.isdigit()):
+    start, end = decimal(first), decimal(last)
+    if not dash or (first and start is None) or (last and end is None) or not (first or last):
         return None
-    if last and not last.isdigit():
-        return None
-    if not first:  # the last N bytes
-        n = int(last)
-        if n == 0:
+    if start is None:  # the last N bytes
+        assert end is not None
+        if end == 0:
             raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
-        return ByteRange(max(0, size - n), size - 1) if size else None
-    start = int(first)
-    end = int(last) if last else size - 1
+        return ByteRange(max(0, size - end), size - 1) if size else None
+    if end is None:
+        end = size - 1
     if start >= size:
         raise S3Error(S3ErrorCode.InvalidRange, ActualObjectSize=str(size), RangeRequested=value)
     if end < start:

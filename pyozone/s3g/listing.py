@@ -1,4 +1,5 @@
-"""ListObjects (V1 and V2): pages of OM's key listing folded into S3's contents and common prefixes.
+"""ListObjects (V1 and V2) and ListObjectVersions: pages of OM's key (or version) listing folded into S3's
+contents and common prefixes.
 
 A common prefix stands for every key under it, so after one is found the listing resumes past them
 (OM scans in UTF-8 byte order: `prefix + U+10FFFF` sorts after nearly every key that starts with it)
@@ -17,11 +18,12 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import KeyInfo
+from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG, NULL_VERSION
+from pyozone.s3g.headers import ETAG
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
 
@@ -166,10 +168,96 @@ async def list_objects_v2(s3: S3Request) -> web.Response:
     return xml_response(body)
 
 
+@dataclass(slots=True)
+class VersionListing:
+    """A page of ListObjectVersions: versions and delete markers (each with whether it is its key's
+    latest), common prefixes, and where the next page starts."""
+
+    entries: list[tuple[KeyInfo, bool]] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    truncated: bool = False
+    next_key: str = ""
+    next_version: str = ""  # "": the page ended on a common prefix
+
+    @property
+    def count(self) -> int:
+        return len(self.entries) + len(self.prefixes)
+
+
+def _version_of(info: KeyInfo) -> str:
+    return info.version_id or NULL_VERSION
+
+
+async def list_versions(
+    s3: S3Request, prefix: str, delimiter: str, key_marker: str, version_marker: str, max_keys: int
+) -> VersionListing:
+    """OM's versions by key, newest first (om/versions.py), folded into S3's entries and common prefixes
+    as list_keys folds keys: a common prefix stands for every version under it, and the listing resumes
+    past them."""
+    listing = VersionListing()
+    at_key, at_version = key_marker, version_marker
+    om = s3.gateway.client.om
+    while max_keys > 0:
+        want = min(OM_PAGE, max_keys - listing.count + 1)
+        try:
+            page = await om.list_key_versions(s3.gateway.volume, s3.bucket, prefix, at_key, at_version, want)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+        for info, latest in page:
+            common = _common_prefix(info.name, prefix, delimiter)
+            if common is not None and (
+                common <= key_marker or (listing.prefixes and common == listing.prefixes[-1])
+            ):
+                at_key, at_version = max(info.name, common + _PAST_PREFIX), ""
+                break  # resume past everything under the common prefix
+            if listing.count == max_keys:
+                listing.truncated = True
+                return listing
+            if common is None:
+                listing.entries.append((info, latest))
+                listing.next_key, listing.next_version = info.name, _version_of(info)
+                at_key, at_version = info.name, _version_of(info)
+            else:
+                listing.prefixes.append(common)
+                listing.next_key, listing.next_version = common, ""
+                at_key, at_version = max(info.name, common + _PAST_PREFIX), ""
+                break
+        else:
+            if len(page) < want:
+                return listing
+    return listing
+
+
+def _version_entry(info: KeyInfo, latest: bool, encode, owner_name: str) -> xml.ET.Element:  # type: ignore[no-untyped-def]
+    """A Version, or a DeleteMarker for a marker (Amazon's ObjectVersion, DeleteMarkerEntry)."""
+    if info.delete_marker:
+        return xml.el(
+            "DeleteMarker",
+            None,
+            xml.el("Key", encode(info.name)),
+            xml.el("VersionId", _version_of(info)),
+            xml.el("IsLatest", latest),
+            xml.el("LastModified", xml.iso_time(info.modification_time)),
+            owner(owner_name),
+        )
+    return xml.el(
+        "Version",
+        None,
+        xml.el("Key", encode(info.name)),
+        xml.el("VersionId", _version_of(info)),
+        xml.el("IsLatest", latest),
+        xml.el("LastModified", xml.iso_time(info.modification_time)),
+        xml.el("ETag", f'"{info.metadata[ETAG]}"') if ETAG in info.metadata else None,
+        xml.el("Size", info.data_size),
+        owner(owner_name),
+        xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
+    )
+
+
 async def list_object_versions(s3: S3Request) -> web.Response:
-    """ListObjectVersions of an unversioned bucket (pyozone has no versioning): each key is one version,
-    VersionId `null` and latest, so the listing is the key listing in S3's version shape. Tools that empty
-    a bucket generically (s3-tests' cleanup, rclone purge) list versions and delete them by id."""
+    """Every version and delete marker by key, newest first; a key written while its bucket was
+    unversioned is its `null` version. Tools that empty a bucket generically (s3-tests' cleanup, rclone
+    purge) list versions and delete them by id."""
     encode = _encoder(s3)
     prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
     key_marker = s3.query.get("key-marker", "")
@@ -178,42 +266,29 @@ async def list_object_versions(s3: S3Request) -> web.Response:
         message = "A version-id marker cannot be specified without a key marker."
         raise S3Error(S3ErrorCode.InvalidArgument, message,
                       ArgumentName="version-id-marker", ArgumentValue=version_marker)  # fmt: skip
-    if version_marker not in ("", NULL_VERSION):
+    try:
+        parse_version_id(version_marker or NULL_VERSION)
+    except VersionIdError:
         raise S3Error(S3ErrorCode.InvalidArgument, "Invalid version id specified",
-                      ArgumentName="version-id-marker", ArgumentValue=version_marker)  # fmt: skip
+                      ArgumentName="version-id-marker", ArgumentValue=version_marker) from None  # fmt: skip
     max_keys = s3.page_size("max-keys")
-    # the null version of key_marker is the only one it has: the listing resumes after the key
-    listing = await list_keys(s3, prefix, delimiter, key_marker, max_keys)
-    last_is_key = bool(listing.contents) and listing.last == listing.contents[-1].name
-    shown = await bucket_owner(s3) if listing.contents else ""
-    versions = (
-        xml.el(
-            "Version",
-            None,
-            xml.el("Key", encode(info.name)),
-            xml.el("VersionId", NULL_VERSION),
-            xml.el("IsLatest", True),
-            xml.el("LastModified", xml.iso_time(info.modification_time)),
-            xml.el("ETag", f'"{info.metadata[ETAG]}"') if ETAG in info.metadata else None,
-            xml.el("Size", info.data_size),
-            owner(shown),
-            xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
-        )
-        for info in listing.contents
-    )
+    listing = await list_versions(s3, prefix, delimiter, key_marker, version_marker, max_keys)
+    shown = await bucket_owner(s3) if listing.entries else ""
     body = xml.document(
         "ListVersionsResult",
         xml.el("Name", s3.bucket),
         xml.el("Prefix", encode(prefix)),
         xml.el("KeyMarker", encode(key_marker)),
         xml.el("VersionIdMarker", version_marker),
-        xml.el("NextKeyMarker", encode(listing.last)) if listing.truncated else None,
-        xml.el("NextVersionIdMarker", NULL_VERSION) if listing.truncated and last_is_key else None,
+        xml.el("NextKeyMarker", encode(listing.next_key)) if listing.truncated else None,
+        xml.el("NextVersionIdMarker", listing.next_version)
+        if listing.truncated and listing.next_version
+        else None,
         xml.el("MaxKeys", max_keys),
         xml.el("Delimiter", encode(delimiter)) if delimiter else None,
         xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
         xml.el("IsTruncated", listing.truncated),
-        *versions,
+        *(_version_entry(info, latest, encode, shown) for info, latest in listing.entries),
         *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
     )
     return xml_response(body)

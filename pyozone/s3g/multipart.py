@@ -2,14 +2,15 @@
 completion commits the object atomically in OM (parts are never copied). The object's ETag is S3's
 `md5-of-md5s-N`: the MD5 of the parts' binary MD5s, then the number of parts.
 
-Checksums are S3's COMPOSITE ones: each part's is verified when it is uploaded and kept with the part; the
-completion compares the part checksums its XML names with the kept ones, and the object's checksum is the
-algorithm over the parts' raw checksums, then `-N` (a checksum of the completion's x-amz-checksum-* header
-is compared with it). FULL_OBJECT checksums are NotImplemented (headers.py): the gateway does not compute
-a checksum of the whole object over its parts."""
+Checksums are S3's: each part's is verified when it is uploaded and kept with the part; the completion
+compares the part checksums its XML names with the kept ones. The object's COMPOSITE checksum is the
+algorithm over the parts' raw checksums, then `-N`; its FULL_OBJECT one (a CRC) the CRC of the whole
+object, combined from the parts' CRCs and sizes (crc_combine.py) without reading the data again. A checksum
+in the completion's x-amz-checksum-* header is compared with it (BadDigest)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import itertools
@@ -19,34 +20,51 @@ from dataclasses import replace
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds.om_views import UPLOAD_ALGORITHM, KeyInfo, PartInfo
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
+from pyozone.s3g.auth.crc_combine import crc32_combine, crc32c_combine, crc64nvme_combine
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
+    CHECKSUM_TYPE,
+    COMPOSITE,
     ETAG,
+    FULL_OBJECT,
     ByteRange,
     object_metadata,
     storage_class,
     tagging_header,
     write_condition,
 )
-from pyozone.s3g.objects import checksum_headers, conditional_error, open_copy_source, read_range, write_body
+from pyozone.s3g.numbers import decimal
+from pyozone.s3g.objects import (
+    checksum_headers,
+    conditional_error,
+    open_copy_source,
+    read_range,
+    version_headers,
+    write_body,
+)
 from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type, part_number
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
 CHECKSUM_ALGORITHM = "x-amz-checksum-algorithm"
-UPLOAD_ALGORITHM = "s3.multipart.checksumAlgorithm"
-"""Kept in the upload's metadata (never returned as a header): the algorithm it was created with, which
-every part must then carry (a copied part gets it computed) and the completion name for every part, as
-Amazon requires (400 InvalidRequest with Amazon's messages otherwise)."""
+UPLOAD_CHECKSUM_TYPE = "s3.multipart.checksumType"
+"""Kept beside UPLOAD_ALGORITHM: COMPOSITE or FULL_OBJECT, as the upload was created."""
 COMPOSITE_ALGORITHMS = (ChecksumAlgorithm.CRC32, ChecksumAlgorithm.CRC32C, ChecksumAlgorithm.SHA1,
                         ChecksumAlgorithm.SHA256)  # fmt: skip
 """Amazon's COMPOSITE algorithms (CRC64NVME is FULL_OBJECT only)."""
+COMBINE = {
+    ChecksumAlgorithm.CRC32: crc32_combine,
+    ChecksumAlgorithm.CRC32C: crc32c_combine,
+    ChecksumAlgorithm.CRC64NVME: crc64nvme_combine,
+}
+"""Amazon's FULL_OBJECT algorithms, the CRCs (a SHA of the whole cannot be had from its parts')."""
 UPLOAD_ID = "s3.multipart.uploadId"
 """Kept in a completed key's metadata (never returned as a header): a repeated completion is recognised."""
-MAX_PART_NUMBER = 10_000
 MAX_PART_BYTES = 5 * 1024**3
 
 
@@ -69,37 +87,50 @@ def _upload_id(s3: S3Request) -> str:
 
 
 def _part_number(s3: S3Request) -> int:
-    raw = s3.query.get("partNumber", "")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PART_NUMBER:
+    return part_number(s3.query.get("partNumber", ""))
+
+
+def check_checksum_type(algorithm: ChecksumAlgorithm, checksum_type: str) -> None:
+    """Amazon's pairs: CRC32 and CRC32C are either type, CRC64NVME only FULL_OBJECT, SHA1 and SHA256 only
+    COMPOSITE (400 InvalidRequest otherwise)."""
+    allowed = COMBINE if checksum_type == FULL_OBJECT else COMPOSITE_ALGORITHMS
+    if algorithm not in allowed:
         raise S3Error(
-            S3ErrorCode.InvalidArgument,
-            f"Part number must be an integer between 1 and {MAX_PART_NUMBER}, inclusive",
-            ArgumentName="partNumber",
-            ArgumentValue=raw,
+            S3ErrorCode.InvalidRequest,
+            f"The {checksum_type} checksum type cannot be used with the {algorithm.value.lower()} checksum "
+            "algorithm.",
         )
-    return int(raw)
 
 
-def _composite_algorithm(name: str) -> ChecksumAlgorithm:
+def _upload_checksum(headers: Mapping[str, str]) -> tuple[ChecksumAlgorithm, str] | None:
+    """CreateMultipartUpload's x-amz-checksum-algorithm and x-amz-checksum-type: the type defaults to
+    COMPOSITE, but for CRC64NVME (FULL_OBJECT only); a type without an algorithm is InvalidRequest."""
+    name, asked = headers.get(CHECKSUM_ALGORITHM), headers.get(CHECKSUM_TYPE)
+    if name is None:
+        if asked is not None:
+            raise S3Error(
+                S3ErrorCode.InvalidRequest,
+                "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.",
+            )
+        return None
     try:
         algorithm = ChecksumAlgorithm(name.upper())
     except ValueError:
         raise S3Error(S3ErrorCode.InvalidRequest, f"Checksum algorithm {name!r} is invalid.") from None
-    if algorithm not in COMPOSITE_ALGORITHMS:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"A {algorithm.value} multipart upload (FULL_OBJECT) is not implemented.",
-        )
-    return algorithm
+    default = FULL_OBJECT if algorithm is ChecksumAlgorithm.CRC64NVME else COMPOSITE
+    checksum_type = asked.upper() if asked is not None else default
+    check_checksum_type(algorithm, checksum_type)
+    return algorithm, checksum_type
 
 
 async def create_multipart_upload(s3: S3Request) -> web.Response:
     metadata = object_metadata(s3.headers)
     headers = {}
-    if (name := s3.headers.get(CHECKSUM_ALGORITHM)) is not None:
-        algorithm = _composite_algorithm(name)
+    if (checksum := _upload_checksum(s3.headers)) is not None:
+        algorithm, checksum_type = checksum
         metadata[UPLOAD_ALGORITHM] = algorithm.value
-        headers = {CHECKSUM_ALGORITHM: algorithm.value, "x-amz-checksum-type": "COMPOSITE"}
+        metadata[UPLOAD_CHECKSUM_TYPE] = checksum_type
+        headers = {CHECKSUM_ALGORITHM: algorithm.value, CHECKSUM_TYPE: checksum_type}
     try:
         upload_id = await s3.gateway.client.initiate_multipart_upload(
             s3.gateway.volume, s3.bucket, s3.key, replication=storage_class(s3.headers),
@@ -121,7 +152,7 @@ async def upload_part(s3: S3Request) -> web.Response:
     size = s3.body.require_length()
     if size is not None and size > MAX_PART_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PART_BYTES), ProposedSize=str(size))
-    required = await _upload_algorithm(s3, upload_id)
+    required = (await _upload_algorithm(s3, upload_id))[0]
     sent = s3.body.checksum_algorithm
     if required is not None and sent is not required:
         raise S3Error(
@@ -148,7 +179,8 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
         return ByteRange(0, size - 1)
     unit, _, spec = value.partition("=")
     first, dash, last = spec.partition("-")
-    if unit != "bytes" or not dash or not first.isdigit() or not last.isdigit() or int(first) > int(last):
+    start, end = decimal(first), decimal(last)
+    if unit != "bytes" or not dash or start is None or end is None or start > end:
         message = (
             "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last "
             "are the zero-based offsets of the first and last bytes to copy"
@@ -156,22 +188,23 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
         raise S3Error(
             S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source-range", ArgumentValue=value
         )
-    if int(last) >= size:
+    if end >= size:
         raise S3Error(
             S3ErrorCode.InvalidRange, f"Range specified is not valid for source object of size: {size}"
         )
-    return ByteRange(int(first), int(last))
+    return ByteRange(start, end)
 
 
 async def upload_part_copy(s3: S3Request) -> web.Response:
     upload_id, part_number = _upload_id(s3), _part_number(s3)
     stream = await open_copy_source(s3)
+    source_version = stream.info.version_id
     async with stream:
         span = _copy_range(s3.headers.get("x-amz-copy-source-range"), stream.info.data_size)
         if span.length > MAX_PART_BYTES:
             raise S3Error(S3ErrorCode.EntityTooLarge)
         md5 = hashlib.md5(usedforsecurity=False)
-        algorithm = await _upload_algorithm(s3, upload_id)  # S3 computes the part's checksum then
+        algorithm = (await _upload_algorithm(s3, upload_id))[0]  # S3 computes the part's checksum then
         checksum = algorithm.hasher() if algorithm is not None else None
         try:
             out = await s3.gateway.client.create_multipart_key(
@@ -197,7 +230,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         xml.el("ETag", f'"{md5.hexdigest()}"'),
         *(xml.el(f"Checksum{a.value}", v) for a in ChecksumAlgorithm if (v := out.metadata.get(a.header))),
     )
-    return xml_response(body)
+    return xml_response(body, **({"x-amz-copy-source-version-id": source_version} if source_version else {}))
 
 
 async def complete_multipart_upload(s3: S3Request) -> web.Response:
@@ -206,13 +239,13 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     parts: list[tuple[int, str]] = []
     claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
     for node in request.findall("Part"):
-        number = (xml.text(node, "PartNumber") or "").strip()
-        if not number.isdigit():
+        number = decimal((xml.text(node, "PartNumber") or "").strip())
+        if number is None:
             raise S3Error(S3ErrorCode.MalformedXML)
-        parts.append((int(number), (xml.text(node, "ETag") or "").strip().strip('"')))
+        parts.append((number, (xml.text(node, "ETag") or "").strip().strip('"')))
         for algorithm in ChecksumAlgorithm:
             if (value := xml.text(node, f"Checksum{algorithm.value}", required=False)) is not None:
-                claimed[int(number)] = (algorithm, value.strip())
+                claimed[number] = (algorithm, value.strip())
     if not parts:
         raise S3Error(S3ErrorCode.MalformedXML, "You must specify at least one part")
     if any(b[0] <= a[0] for a, b in itertools.pairwise(parts)):
@@ -222,8 +255,9 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
     except S3Error:
         await _upload_algorithm(s3, upload_id)  # an unknown upload is NoSuchUpload, whatever its body names
         raise
+    completed: KeyInfo | None = None  # a repeated completion is answered without its version
     try:
-        checksum = await _composite_checksum(s3, upload_id, [p[0] for p in parts], claimed)
+        checksum = await _object_checksum(s3, upload_id, [p[0] for p in parts], claimed)
     except S3Error as e:  # the parts are gone once the upload completed: a retry is answered from the key
         if e.code is not S3ErrorCode.NoSuchUpload:
             raise
@@ -233,9 +267,10 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         if checksum is not None:
             metadata[checksum[0].header] = checksum[1]
         try:
-            await s3.gateway.client.complete_multipart_upload(
+            completed = await s3.gateway.client.complete_multipart_upload(
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
                 condition=write_condition(s3.headers),
+                part_checksum=checksum[0].header if checksum is not None else "",  # kept for ObjectParts
             )  # fmt: skip
         except OzoneClientError as e:
             refused = conditional_error(e, s3)
@@ -252,19 +287,36 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         xml.el("Key", s3.key),
         xml.el("ETag", f'"{etag}"'),
         xml.el(f"Checksum{checksum[0].value}", checksum[1]) if checksum is not None else None,
-        xml.el("ChecksumType", "COMPOSITE") if checksum is not None else None,
+        xml.el("ChecksumType", checksum_type(checksum[1])) if checksum is not None else None,
     )
-    return xml_response(body)
+    return xml_response(body, **version_headers(completed))
 
 
-async def _composite_checksum(
+def _full_object_crc(algorithm: ChecksumAlgorithm, crcs: Sequence[bytes], sizes: Sequence[int]) -> bytes:
+    """The CRC of the parts' concatenation from their CRCs and sizes (crc_combine.py)."""
+    combined = int.from_bytes(crcs[0])
+    for crc, size in zip(crcs[1:], sizes[1:], strict=True):
+        combined = COMBINE[algorithm](combined, int.from_bytes(crc), size)
+    return combined.to_bytes(algorithm.size)
+
+
+async def _object_checksum(
     s3: S3Request, upload_id: str, numbers: list[int], claimed: dict[int, tuple[ChecksumAlgorithm, str]]
 ) -> tuple[ChecksumAlgorithm, str] | None:
-    """The object's COMPOSITE checksum, when the completion names one (in its XML's parts or its
-    x-amz-checksum-* header): every part's claimed checksum must be the one verified at its upload, and the
-    header's value (with or without its `-N`) the checksum of those."""
-    kept, required = await _part_metadata(s3, upload_id)
-    if required is not None:
+    """The object's checksum, when the upload was created with one or the completion names one (in its
+    XML's parts or its x-amz-checksum-* header): every part's claimed checksum must be the one verified at
+    its upload, and the header's value the object's checksum (a COMPOSITE one with or without its `-N`).
+    The type is the upload's; an upload created without one takes the completion's x-amz-checksum-type."""
+    kept, (required, created_type) = await _part_metadata(s3, upload_id)
+    asked = s3.headers.get(CHECKSUM_TYPE, "").upper() or None
+    if required is not None and asked is not None and asked != created_type:
+        raise S3Error(
+            S3ErrorCode.InvalidRequest,
+            f"The upload was created using the {created_type} checksum mode. The complete request must use "
+            "the same checksum mode.",
+        )
+    kind = created_type or asked or COMPOSITE
+    if required is not None and kind == COMPOSITE:
         for number in numbers:
             if claimed.get(number, (None, ""))[0] is not required:
                 raise S3Error(
@@ -274,35 +326,52 @@ async def _composite_checksum(
                     "request.",
                 )
     named = [(BY_HEADER[name], value) for name in BY_HEADER if (value := s3.headers.get(name)) is not None]
-    algorithms = {a for a, _ in claimed.values()} | {a for a, _ in named}
+    algorithms = {a for a, _ in claimed.values()} | {a for a, _ in named} | ({required} - {None})
     if not algorithms:
         return None
     if len(algorithms) > 1 or len(named) > 1:
         raise S3Error(S3ErrorCode.InvalidRequest, "A multipart upload's parts have one checksum algorithm.")
     [algorithm] = algorithms
-    _composite_algorithm(algorithm.value)
-    digest = algorithm.hasher()
+    assert algorithm is not None
+    check_checksum_type(algorithm, kind)
+    if numbers != list(range(1, len(numbers) + 1)):  # Amazon's CompletedPart.PartNumber (R31's F4)
+        raise S3Error(
+            S3ErrorCode.InvalidPartOrder,
+            "With checksums, the part numbers must start at 1 and be consecutive.",
+            UploadId=upload_id,
+        )
+    raws: list[bytes] = []
     for number in numbers:
-        stored = kept.get(number, {}).get(algorithm.header)
+        part = kept.get(number)
+        stored = part.metadata.get(algorithm.header) if part is not None else None
         if stored is None or (number in claimed and claimed[number][1] != stored):
             raise S3Error(
                 S3ErrorCode.InvalidPart,
                 f"Part {number} was not uploaded with the {algorithm.value} checksum the request names.",
                 UploadId=upload_id,
             )
-        digest.update(memoryview(decode_checksum(algorithm, stored, trailing=False)))
-    raw = digest.digest()
-    if named and decode_checksum(algorithm, named[0][1].rsplit("-", 1)[0], trailing=False) != raw:
+        raws.append(decode_checksum(algorithm, stored, trailing=False))
+    if kind == FULL_OBJECT:
+        sizes = [kept[number].size for number in numbers]
+        whole = await asyncio.to_thread(_full_object_crc, algorithm, raws, sizes)  # off the event loop
+        if named and decode_checksum(algorithm, named[0][1], trailing=False) != whole:
+            raise mismatch(algorithm)
+        return algorithm, base64.b64encode(whole).decode()
+    digest = algorithm.hasher()
+    for raw in raws:
+        digest.update(memoryview(raw))
+    composite = digest.digest()
+    if named and decode_checksum(algorithm, named[0][1].rsplit("-", 1)[0], trailing=False) != composite:
         raise mismatch(algorithm)
-    return algorithm, f"{base64.b64encode(raw).decode()}-{len(numbers)}"
+    return algorithm, f"{base64.b64encode(composite).decode()}-{len(numbers)}"
 
 
 async def _part_metadata(
     s3: S3Request, upload_id: str
-) -> tuple[dict[int, Mapping[str, str]], ChecksumAlgorithm | None]:
-    """Every part's metadata as committed, page by page (OM lists at most MAX_LIST_ENTRIES at a time), and
-    the algorithm the upload was created with."""
-    kept: dict[int, Mapping[str, str]] = {}
+) -> tuple[dict[int, PartInfo], tuple[ChecksumAlgorithm | None, str | None]]:
+    """Every part as committed, page by page (OM lists at most MAX_LIST_ENTRIES at a time), and the
+    algorithm and type the upload was created with."""
+    kept: dict[int, PartInfo] = {}
     metadata: Mapping[str, str] = {}
     marker, truncated = 0, True
     while truncated:
@@ -317,14 +386,15 @@ async def _part_metadata(
             )
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
-        kept.update({p.part_number: p.metadata for p in page.parts})
+        kept.update({p.part_number: p for p in page.parts})
         metadata = page.metadata
         marker, truncated = page.next_part_number_marker, page.truncated and bool(page.parts)
     return kept, _created_with(metadata)
 
 
-async def _upload_algorithm(s3: S3Request, upload_id: str) -> ChecksumAlgorithm | None:
-    """The checksum algorithm the upload was created with (NoSuchUpload if there is no such upload)."""
+async def _upload_algorithm(s3: S3Request, upload_id: str) -> tuple[ChecksumAlgorithm | None, str | None]:
+    """The checksum algorithm and type the upload was created with (NoSuchUpload if there is no such
+    upload)."""
     try:
         page = await s3.gateway.client.list_parts(
             s3.gateway.volume, s3.bucket, s3.key, upload_id, max_parts=1
@@ -334,9 +404,11 @@ async def _upload_algorithm(s3: S3Request, upload_id: str) -> ChecksumAlgorithm 
     return _created_with(page.metadata)
 
 
-def _created_with(upload_metadata: Mapping[str, str]) -> ChecksumAlgorithm | None:
+def _created_with(upload_metadata: Mapping[str, str]) -> tuple[ChecksumAlgorithm | None, str | None]:
     name = upload_metadata.get(UPLOAD_ALGORITHM)
-    return ChecksumAlgorithm(name) if name is not None else None
+    if name is None:
+        return None, None
+    return ChecksumAlgorithm(name), upload_metadata.get(UPLOAD_CHECKSUM_TYPE, COMPOSITE)
 
 
 async def _repeated(

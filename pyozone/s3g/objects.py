@@ -14,22 +14,24 @@ from aiohttp import web
 from pyozone.client.errors import OMException, OzoneClientError
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.hdds.om_views import KeyInfo
+from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
+from pyozone.hdds.s3_versions import NULL_VERSION
 from pyozone.s3g import policy, xml
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
+    CHECKSUM_TYPE,
     ETAG,
-    NULL_VERSION,
+    FULL_OBJECT,
     RESPONSE_OVERRIDES,
     STORED_HEADERS,
     USER_METADATA_PREFIX,
     ByteRange,
     Precondition,
     byte_range,
-    check_tags,
     delete_condition,
     object_metadata,
+    parse_tagging,
     precondition,
     require_body_digest,
     storage_class,
@@ -37,14 +39,22 @@ from pyozone.s3g.headers import (
     write_condition,
 )
 from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.parts import PARTS_COUNT, check_part_number, checksum_type, part_span
 from pyozone.s3g.request import S3Request
 
 log = logging.getLogger(__name__)
 
 MAX_PUT_BYTES = 5 * 1024**3
 """S3's largest single PUT (and copy); larger objects are multipart uploads."""
-CHECKSUM_PREFIX = "x-amz-checksum-"
 TAGGING_DIRECTIVES = ("COPY", "REPLACE")
+VERSION_ID = "x-amz-version-id"
+DELETE_MARKER = "x-amz-delete-marker"
+
+
+def version_headers(info: KeyInfo | None) -> dict[str, str]:
+    """x-amz-version-id of a version written in a versioned bucket (a key written while its bucket was
+    unversioned names none, as Amazon's answers in such a bucket)."""
+    return {VERSION_ID: info.version_id} if info is not None and info.version_id else {}
 
 
 async def write_body(s3: S3Request, out: KeyOutputStream) -> dict[str, str]:
@@ -96,7 +106,11 @@ async def put_object(s3: S3Request) -> web.Response:
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
-    return web.Response(status=200, headers={"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored)})
+    checksums = checksum_headers(stored)  # a PUT's is always of the whole object (R31's I6)
+    headers = {"ETag": f'"{stored[ETAG]}"', **checksums, **version_headers(out.key_info)}
+    if checksums:
+        headers[CHECKSUM_TYPE] = FULL_OBJECT
+    return web.Response(status=200, headers=headers)
 
 
 def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
@@ -109,13 +123,18 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
         headers["ETag"] = f'"{metadata[ETAG]}"'
     headers["Last-Modified"] = xml.http_time(info.modification_time)
     headers["Accept-Ranges"] = "bytes"
+    headers.update(version_headers(info))
     if info.tags:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
         headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
-    whole = "Range" not in s3.headers  # a stored checksum is of the whole object, never of a range
+    # a stored checksum is of the whole object, never of a range or of one part of several
+    whole = "Range" not in s3.headers and ("partNumber" not in s3.query or not info.parts)
     if whole and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
-        headers.update(checksum_headers(metadata))
+        checksums = checksum_headers(metadata)
+        headers.update(checksums)
+        if checksums:
+            headers[CHECKSUM_TYPE] = checksum_type(next(iter(checksums.values())))
     for parameter, header in RESPONSE_OVERRIDES.items():
         if parameter in s3.query:
             headers[header] = s3.query[parameter]
@@ -140,23 +159,56 @@ class NotModified(Exception):
             self.headers["ETag"] = f'"{info.metadata[ETAG]}"'
 
 
-def _refuse_part_number(s3: S3Request) -> None:
-    """GET or HEAD of one part of a multipart object: OM keeps no part boundaries of a completed key."""
-    if "partNumber" in s3.query:
-        raise S3Error(S3ErrorCode.NotImplemented, f"{s3.http.method} by partNumber is not implemented.")
+def _span(s3: S3Request, info: KeyInfo, headers: dict[str, str]) -> ByteRange | None:
+    """The bytes a GET or HEAD asks for (None: the whole object, 200): its Range, or its partNumber's part
+    (parts.py), which also sets x-amz-mp-parts-count and, with x-amz-checksum-mode, the part's checksum."""
+    if "partNumber" not in s3.query:
+        return byte_range(s3.headers.get("Range"), info.data_size)
+    part = part_span(s3.query["partNumber"], "Range" in s3.headers, info)
+    if part.count is not None:
+        headers[PARTS_COUNT] = str(part.count)
+    named = next(iter(checksum_headers(info.metadata)), None)
+    if part.checksum and named and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":
+        headers[named] = part.checksum  # the part's own, as Amazon answers for one part
+    return part.span
+
+
+def refuse_delete_marker(s3: S3Request, info: KeyInfo) -> None:
+    """A delete marker has no data (Amazon's "Working with delete markers"): named by its versionId it is
+    405 MethodNotAllowed, as the latest version of a key asked without one 404 NoSuchKey; both say it is
+    a marker, and which."""
+    if not info.delete_marker:
+        return
+    headers = {DELETE_MARKER: "true", VERSION_ID: info.version_id or NULL_VERSION}
+    if "versionId" in s3.query:
+        headers["Last-Modified"] = xml.http_time(info.modification_time)
+        raise S3Error(S3ErrorCode.MethodNotAllowed, headers=headers, Method=s3.http.method,
+                      ResourceType="DeleteMarker")  # fmt: skip
+    raise S3Error(S3ErrorCode.NoSuchKey, headers=headers, Key=s3.key)
+
+
+def version_error(e: OzoneClientError, s3: S3Request) -> S3Error:
+    """A read's failure in S3's words; a version the key lacks is NoSuchVersion naming it."""
+    error = s3_error(e, BucketName=s3.bucket, Key=s3.key)
+    if error.code is S3ErrorCode.NoSuchVersion:
+        return S3Error(S3ErrorCode.NoSuchVersion, Key=s3.key, VersionId=s3.query.get("versionId", ""))
+    return error
 
 
 async def head_object(s3: S3Request) -> web.Response:
-    _refuse_part_number(s3)
+    check_part_number(s3.query)
     try:
-        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+        info = await s3.gateway.client.key_info(
+            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
+        )
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+        raise version_error(e, s3) from None
+    refuse_delete_marker(s3, info)
     _check_preconditions(s3, info)
     headers = object_headers(info, s3)
-    span = byte_range(s3.headers.get("Range"), info.data_size)
-    if span is None:
-        headers["Content-Length"] = str(info.data_size)
+    span = _span(s3, info, headers)
+    if span is None or not span.length:
+        headers["Content-Length"] = str(info.data_size if span is None else 0)
         return web.Response(status=200, headers=headers)
     headers["Content-Length"] = str(span.length)
     headers["Content-Range"] = span.content_range(info.data_size)
@@ -164,22 +216,25 @@ async def head_object(s3: S3Request) -> web.Response:
 
 
 async def get_object(s3: S3Request) -> web.StreamResponse:
-    _refuse_part_number(s3)
+    check_part_number(s3.query)
     try:
-        stream = await s3.gateway.client.read_key(s3.gateway.volume, s3.bucket, s3.key)
+        stream = await s3.gateway.client.read_key(
+            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
+        )
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+        raise version_error(e, s3) from None
     async with stream:
         info = stream.info
+        refuse_delete_marker(s3, info)
         _check_preconditions(s3, info)
         headers = object_headers(info, s3)
-        span = byte_range(s3.headers.get("Range"), info.data_size)
+        span = _span(s3, info, headers)
         status = 200
-        if span is not None:
+        if span is None:
+            span = ByteRange(0, info.data_size - 1)
+        elif span.length:  # an empty part has no Content-Range to give
             status = 206
             headers["Content-Range"] = span.content_range(info.data_size)
-        else:
-            span = ByteRange(0, info.data_size - 1)
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = span.length
         sent, idle_s = 0, s3.gateway.body_idle_timeout_s
@@ -240,16 +295,26 @@ async def read_range(stream: KeyInputStream, span: ByteRange, piece_size: int) -
 
 
 async def delete_object(s3: S3Request) -> web.Response:
-    """S3 answers 204 whether or not the key existed, unless If-Match named it: then a missing key is
-    NoSuchKey and one with another ETag PreconditionFailed (OM compares in the delete's step)."""
+    """S3 answers 204 whether or not the key (or the version named) existed, unless If-Match named it:
+    then a missing key is NoSuchKey and one with another ETag PreconditionFailed (OM compares in the
+    delete's step). In a versioned bucket a delete without versionId adds a delete marker; with one it
+    removes that version for good (om/versions.py); either answer names the version and whether it is a
+    marker."""
     condition = delete_condition(s3.headers)
+    version = s3.query.get("versionId", "")
     try:
-        await s3.gateway.client.delete_key(s3.gateway.volume, s3.bucket, s3.key, condition)
+        version_id, marker = await s3.gateway.client.delete_key(
+            s3.gateway.volume, s3.bucket, s3.key, condition, version
+        )
     except OzoneClientError as e:
         error = conditional_error(e, s3)
         if error.code is not S3ErrorCode.NoSuchKey or condition is not None:
             raise error from None
-    return web.Response(status=204)
+        version_id, marker = "", False
+    headers = {VERSION_ID: version_id} if version_id else {}
+    if marker:
+        headers[DELETE_MARKER] = "true"
+    return web.Response(status=204, headers=headers)
 
 
 COPY_SOURCE = "x-amz-copy-source"
@@ -257,28 +322,42 @@ COPY_CHECKSUM = "x-amz-checksum-algorithm"
 """The checksum a CopyObject asks to be computed for the copy (as CreateMultipartUpload's, multipart.py)."""
 
 
-def copy_source(s3: S3Request) -> tuple[str, str]:
-    """x-amz-copy-source: `bucket/key` or `/bucket/key`, URL-encoded, perhaps with ?versionId=."""
+def copy_source(s3: S3Request) -> tuple[str, str, str]:
+    """x-amz-copy-source: `bucket/key` or `/bucket/key`, URL-encoded, perhaps with ?versionId= (the
+    source's version; "": its current one)."""
     raw = s3.headers[COPY_SOURCE]
-    path, _, version = raw.partition("?")
-    if version and version not in ("versionId=null", "versionId="):
-        raise S3Error(S3ErrorCode.NotImplemented, "Object versions are not implemented.")
+    path, _, query = raw.partition("?")
+    name, _, version = query.partition("=")
+    if query and (name != "versionId" or not version):
+        message = "Invalid copy source: only ?versionId=<version id> may follow the key"
+        raise S3Error(
+            S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source", ArgumentValue=raw
+        )
     bucket, _, key = unquote(path).lstrip("/").partition("/")
     if not bucket or not key:
         message = "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"
         raise S3Error(
             S3ErrorCode.InvalidArgument, message, ArgumentName="x-amz-copy-source", ArgumentValue=raw
         )
-    return bucket, key
+    return bucket, key, unquote(version)
 
 
 async def open_copy_source(s3: S3Request) -> KeyInputStream:
-    bucket, key = copy_source(s3)
+    """The source's version named, or its current one; a delete marker named by its version id is
+    InvalidRequest, as Amazon answers (one that is the latest version is NoSuchKey)."""
+    bucket, key, version = copy_source(s3)
     try:
-        stream = await s3.gateway.client.read_key(s3.gateway.volume, bucket, key)
+        stream = await s3.gateway.client.read_key(s3.gateway.volume, bucket, key, version=version)
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=bucket, Key=key) from None
+        error = s3_error(e, BucketName=bucket, Key=key)
+        if error.code is S3ErrorCode.NoSuchVersion:
+            error = S3Error(S3ErrorCode.NoSuchVersion, Key=key, VersionId=version)
+        raise error from None
     info = stream.info
+    if info.delete_marker:
+        await stream.close()
+        message = "The source of a copy request may not specifically refer to a delete marker by version id."
+        raise S3Error(S3ErrorCode.InvalidRequest, message)
     outcome = precondition(
         s3.headers, info.metadata.get(ETAG, ""), info.modification_time, "x-amz-copy-source-"
     )
@@ -295,8 +374,8 @@ async def copy_object(s3: S3Request) -> web.Response:
         raise S3Error(S3ErrorCode.InvalidArgument, "Unknown metadata or tagging directive")
     if COPY_CHECKSUM in s3.headers:  # the copy would need a checksum computed over the data copied
         raise S3Error(S3ErrorCode.NotImplemented, f"{COPY_CHECKSUM} on a copy is not implemented.")
-    source_bucket, source_key = copy_source(s3)
-    if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY":
+    source_bucket, source_key, source_version = copy_source(s3)
+    if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY" and not source_version:
         raise S3Error(
             S3ErrorCode.InvalidRequest,
             "This copy request is illegal because it is trying to copy an object to itself without changing "
@@ -337,7 +416,10 @@ async def copy_object(s3: S3Request) -> web.Response:
         xml.el("LastModified", xml.iso_time(committed.modification_time)),
         xml.el("ETag", f'"{etag}"'),
     )
-    return xml_response(body)
+    headers = version_headers(committed)
+    if source.version_id:
+        headers["x-amz-copy-source-version-id"] = source.version_id
+    return xml_response(body, **headers)
 
 
 async def delete_objects(s3: S3Request) -> web.Response:
@@ -354,15 +436,15 @@ async def delete_objects(s3: S3Request) -> web.Response:
     client = s3.gateway.client
     for key, version in objects:
         version_el = xml.el("VersionId", version) if version is not None else None
-        if version not in (None, NULL_VERSION):  # a key has one version, null: no other exists
-            error = S3Error(S3ErrorCode.NoSuchVersion)
-            results.append(_delete_error(key, version_el, error))
-            continue
-        if await policy.key_denied(s3.gateway, s3.http, s3.headers, s3.bucket, key, s3.user, s3.query):
+        if await policy.key_denied(
+            s3.gateway, s3.http, s3.headers, s3.bucket, key, version, s3.user, s3.query
+        ):
             results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.AccessDenied)))
             continue
         try:
-            await client.delete_key(s3.gateway.volume, s3.bucket, key)
+            version_id, marker = await client.delete_key(
+                s3.gateway.volume, s3.bucket, key, version=version or ""
+            )
         except OzoneClientError as e:
             error = s3_error(e, Key=key)
             if error.code is S3ErrorCode.NoSuchBucket:
@@ -370,9 +452,23 @@ async def delete_objects(s3: S3Request) -> web.Response:
             if error.code is not S3ErrorCode.NoSuchKey:
                 results.append(_delete_error(key, version_el, error))
                 continue
+            version_id, marker = "", False
         if not quiet:
-            results.append(xml.el("Deleted", None, xml.el("Key", key), version_el))
+            results.append(_deleted(key, version, version_id, marker))
     return xml_response(xml.document("DeleteResult", *results))
+
+
+def _deleted(key: str, version: str | None, version_id: str, marker: bool) -> xml.ET.Element:
+    """DeleteObjects' Deleted entry (Amazon's DeletedObject): the version named, and, when the version
+    added or removed is a delete marker, DeleteMarker with its id."""
+    return xml.el(
+        "Deleted",
+        None,
+        xml.el("Key", key),
+        xml.el("VersionId", version) if version is not None else None,
+        xml.el("DeleteMarker", True) if marker else None,
+        xml.el("DeleteMarkerVersionId", version_id) if marker else None,
+    )
 
 
 def _delete_error(key: str, version: xml.ET.Element | None, error: S3Error) -> xml.ET.Element:
@@ -396,14 +492,7 @@ async def get_object_tagging(s3: S3Request) -> web.Response:
 
 
 async def put_object_tagging(s3: S3Request) -> web.Response:
-    request = xml.parse(await s3.body.read_all(), "Tagging")
-    tag_set = request.find("TagSet")
-    if tag_set is None:
-        raise S3Error(S3ErrorCode.MalformedXML)
-    tags = check_tags(
-        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
-    )
-    await _set_tags(s3, tags)
+    await _set_tags(s3, parse_tagging(await s3.body.read_all()))
     return web.Response(status=200)
 
 

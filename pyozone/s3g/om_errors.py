@@ -26,6 +26,7 @@ _BY_RESULT = {
     "PERMISSION_DENIED": S3ErrorCode.AccessDenied,
     "KEY_ALREADY_EXISTS": S3ErrorCode.PreconditionFailed,  # a conditional write's If-None-Match: *
     "ETAG_MISMATCH": S3ErrorCode.PreconditionFailed,  # its If-Match
+    "NO_SUCH_VERSION": S3ErrorCode.NoSuchVersion,
 }
 _WITH_MESSAGE = (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument, S3ErrorCode.QuotaExceeded)
 """The codes whose answer carries OM's message (which quota, how much is used); a refusal of access tells

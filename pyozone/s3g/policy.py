@@ -65,6 +65,8 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.LIST_BUCKETS: None, _O.CREATE_BUCKET: None, _O.OPTIONS_OBJECT: None,  # no bucket's policy
         _O.HEAD_BUCKET: "s3:ListBucket", _O.DELETE_BUCKET: "s3:DeleteBucket",
         _O.GET_BUCKET_LOCATION: "s3:GetBucketLocation", _O.GET_BUCKET_VERSIONING: "s3:GetBucketVersioning",
+        _O.PUT_BUCKET_VERSIONING: "s3:PutBucketVersioning",
+        _O.GET_OBJECT_ATTRIBUTES: "s3:GetObjectAttributes",
         _O.GET_BUCKET_ACL: "s3:GetBucketAcl", _O.PUT_BUCKET_ACL: "s3:PutBucketAcl",
         _O.GET_BUCKET_CORS: "s3:GetBucketCORS", _O.PUT_BUCKET_CORS: "s3:PutBucketCORS",
         _O.DELETE_BUCKET_CORS: "s3:PutBucketCORS", _O.GET_BUCKET_POLICY: "s3:GetBucketPolicy",
@@ -95,7 +97,7 @@ VERSION_ACTIONS = MappingProxyType(
     {"s3:GetObject": "s3:GetObjectVersion", "s3:DeleteObject": "s3:DeleteObjectVersion",
      "s3:GetObjectTagging": "s3:GetObjectVersionTagging", "s3:PutObjectTagging": "s3:PutObjectVersionTagging",
      "s3:DeleteObjectTagging": "s3:DeleteObjectVersionTagging", "s3:GetObjectAcl": "s3:GetObjectVersionAcl",
-     "s3:PutObjectAcl": "s3:PutObjectVersionAcl"}
+     "s3:PutObjectAcl": "s3:PutObjectVersionAcl", "s3:GetObjectAttributes": "s3:GetObjectVersionAttributes"}
 )  # fmt: skip
 """The action of a request naming a versionId."""
 COPIES = frozenset({Operation.COPY_OBJECT, Operation.UPLOAD_PART_COPY})
@@ -163,7 +165,7 @@ async def _read(gateway: Gateway, bucket: str) -> tuple[BucketAccess, int]:
 
 def action(operation: Operation, where: Target) -> str | None:
     name = ACTIONS[operation]
-    if name is not None and where.query.get("versionId") not in (None, "", "null"):
+    if name is not None and where.query.get("versionId") not in (None, ""):
         return VERSION_ACTIONS.get(name, name)
     return name
 
@@ -291,10 +293,13 @@ async def key_denied(
     headers: CIMultiDictProxy[str],
     bucket: str,
     key: str,
+    version: str | None,
     user: str,
     query: dict[str, str] | MappingProxyType[str, str],
 ) -> bool:
-    """Whether the bucket's policy denies `user` s3:DeleteObject of one key of a DeleteObjects."""
+    """Whether the bucket's policy denies `user` the deletion of one key (or one version) of a
+    DeleteObjects: s3:DeleteObject, or s3:DeleteObjectVersion with a VersionId."""
+    name = "s3:DeleteObject" if version in (None, "") else "s3:DeleteObjectVersion"
     values = condition_values(http, headers, query, user)
-    decided = await _decide(gateway, bucket, "s3:DeleteObject", object_arn(bucket, key), user, values)
+    decided = await _decide(gateway, bucket, name, object_arn(bucket, key), user, values)
     return decided.decision is Decision.DENY

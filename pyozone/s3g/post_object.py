@@ -36,8 +36,8 @@ from pyozone.s3g.headers import (
     OWNER_CANNED_ACLS,
     PRIVATE,
     check_header_value,
-    check_tags,
     object_metadata,
+    parse_tagging,
     refuse_unimplemented,
     storage_class,
 )
@@ -167,7 +167,8 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
     and the file's size is within `length`."""
     fields = s3.headers
     metadata = object_metadata(fields, from_form=True)
-    tags = _tags(fields.get(TAGGING))
+    tagging = fields.get(TAGGING)
+    tags = {} if tagging is None else parse_tagging(tagging.encode())
     given_md5 = fields.get("Content-MD5")
     content_md5 = None if given_md5 is None else decode_content_md5(given_md5)
     try:
@@ -211,19 +212,6 @@ def _too_large(size: int, high: int) -> S3Error:
 def _too_small(size: int, low: int) -> S3Error:
     message = "Your proposed upload is smaller than the minimum allowed size"
     return S3Error(S3ErrorCode.EntityTooSmall, message, ProposedSize=str(size), MinSizeAllowed=str(low))
-
-
-def _tags(document: str | None) -> dict[str, str]:
-    """The `tagging` field: a Tagging XML document, as PutObjectTagging's body."""
-    if document is None:
-        return {}
-    tagging = xml.parse(document.encode(), "Tagging")
-    tag_set = tagging.find("TagSet")
-    if tag_set is None:
-        raise S3Error(S3ErrorCode.MalformedXML)
-    return check_tags(
-        [(xml.text(t, "Key") or "", xml.text(t, "Value") or "") for t in tag_set.findall("Tag")]
-    )
 
 
 def _answer(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 
 BUCKET = "bucket"
 CONTENT_TYPE = "content-type"
@@ -172,18 +173,11 @@ def _length_range(raw: list[object]) -> LengthRange:
     return LengthRange(low, high)
 
 
-_MAX_SIZE_DIGITS = 19
-_BEYOND_ANY_SIZE = 10**_MAX_SIZE_DIGITS
-"""What a longer bound counts as: larger than any object (MAX_PUT_BYTES caps it anyway)."""
-
-
 def _size(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value if value >= 0 else None
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        # leading zeros aside, more than 19 digits is past any size (and int() refuses 4,301: R30's P2)
-        digits = value.lstrip("0") or "0"
-        return int(digits) if len(digits) <= _MAX_SIZE_DIGITS else _BEYOND_ANY_SIZE
+    if isinstance(value, str):
+        return decimal(value)  # a number written as a string; thousands of digits are no 500 (R30's P2)
     return None

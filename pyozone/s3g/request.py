@@ -11,6 +11,7 @@ from multidict import CIMultiDictProxy
 
 from pyozone.s3g.cors_cache import CorsCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 from pyozone.s3g.policy import PolicyCache
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
@@ -81,16 +82,14 @@ class S3Request:
         return min(self.int_query(name, MAX_LIST_ENTRIES, 0, 2**31 - 1), MAX_LIST_ENTRIES)
 
     def int_query(self, name: str, default: int, low: int, high: int) -> int:
-        """An integer query parameter within [low, high]; anything else is InvalidArgument, as S3 answers."""
+        """A non-negative integer query parameter within [low, high]; anything else is InvalidArgument, as
+        S3 answers (a sign, spaces or another script's digits included)."""
         raw = self.query.get(name)
         if raw is None or raw == "":
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise S3Error(
-                S3ErrorCode.InvalidArgument, f"{name} must be an integer", ArgumentName=name
-            ) from None
+        value = decimal(raw)
+        if value is None:
+            raise S3Error(S3ErrorCode.InvalidArgument, f"{name} must be an integer", ArgumentName=name)
         if not low <= value <= high:
             raise S3Error(
                 S3ErrorCode.InvalidArgument,

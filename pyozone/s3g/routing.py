@@ -9,7 +9,6 @@ from enum import Enum
 from urllib.parse import parse_qsl, unquote
 
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import NULL_VERSION
 
 
 class Operation(Enum):
@@ -19,6 +18,7 @@ class Operation(Enum):
     DELETE_BUCKET = "DeleteBucket"
     GET_BUCKET_LOCATION = "GetBucketLocation"
     GET_BUCKET_VERSIONING = "GetBucketVersioning"
+    PUT_BUCKET_VERSIONING = "PutBucketVersioning"
     GET_BUCKET_ACL = "GetBucketAcl"
     PUT_BUCKET_ACL = "PutBucketAcl"
     GET_BUCKET_CORS = "GetBucketCors"
@@ -49,6 +49,7 @@ class Operation(Enum):
     GET_OBJECT = "GetObject"
     HEAD_OBJECT = "HeadObject"
     DELETE_OBJECT = "DeleteObject"
+    GET_OBJECT_ATTRIBUTES = "GetObjectAttributes"
     GET_OBJECT_TAGGING = "GetObjectTagging"
     PUT_OBJECT_TAGGING = "PutObjectTagging"
     DELETE_OBJECT_TAGGING = "DeleteObjectTagging"
@@ -121,12 +122,16 @@ _UNSUPPORTED_SUBRESOURCES = frozenset(
     {"lifecycle", "website", "replication", "logging", "notification", "encryption",
      "object-lock", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
-     "select", "attributes"}
+     "select"}
 )  # fmt: skip
 
 
 def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
+    if "attributes" in q:  # an object's subresource (R31's F2: GET ?attributes was a listing)
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "The attributes subresource is not implemented on a bucket."
+        )
     if method == "GET":
         if "location" in q:
             return Operation.GET_BUCKET_LOCATION
@@ -157,6 +162,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.PUT_BUCKET_ACL
     if method == "PUT" and "cors" in q:
         return Operation.PUT_BUCKET_CORS
+    if method == "PUT" and "versioning" in q:
+        return Operation.PUT_BUCKET_VERSIONING
     if method == "DELETE" and "cors" in q:
         return Operation.DELETE_BUCKET_CORS
     if method == "PUT" and "policy" in q:
@@ -194,9 +201,13 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL
         raise S3Error(S3ErrorCode.MethodNotAllowed)
+    if "attributes" in q and method != "GET":  # GetObjectAttributes alone (R31's F2: a PUT overwrote)
+        raise S3Error(S3ErrorCode.MethodNotAllowed)
     if method == "GET":
         if "tagging" in q:
             return Operation.GET_OBJECT_TAGGING
+        if "attributes" in q:
+            return Operation.GET_OBJECT_ATTRIBUTES
         if "uploadId" in q:
             return Operation.LIST_PARTS
         return Operation.GET_OBJECT
@@ -223,12 +234,20 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
     raise S3Error(S3ErrorCode.MethodNotAllowed)
 
 
-def check_version(where: Target) -> None:
-    """Every object is only its null version: another versionId is NoSuchVersion. Asked after the request
-    is authenticated, so an anonymous caller learns nothing before its AccessDenied."""
-    version = where.query.get("versionId", NULL_VERSION)
-    if where.key is not None and version not in (NULL_VERSION, ""):
-        raise S3Error(S3ErrorCode.NoSuchVersion, VersionId=version)
+VERSIONED = frozenset(
+    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES}
+)
+"""The object operations that act on the version a `versionId` names (objects.py)."""
+
+
+def check_version(where: Target, operation: Operation) -> None:
+    """A `versionId` on an object operation that does not act on versions (tagging, ACLs, a part's
+    upload) is NotImplemented: acting on the current version instead would change another version than
+    the one named. Asked after the request is authenticated, so an anonymous caller learns nothing before
+    its AccessDenied."""
+    version = where.query.get("versionId", "")
+    if where.key is not None and version and operation not in VERSIONED:
+        raise S3Error(S3ErrorCode.NotImplemented, f"{operation.value} of a versionId is not implemented.")
 
 
 _QUERY_PARAMETERS = frozenset(

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import pyozone.analytics.cli as cli
+import pyozone.analytics.spark as spark_setup
 from pyozone.analytics.jobs import JOBS, load
 from pyozone.analytics.progress import StageProgress
 from pyozone.analytics.reader import schema_markdown
@@ -91,15 +92,38 @@ def bad_inputs(tmp: Path, tiny: Path) -> list[tuple[list[str], str]]:
     ]
 
 
-def test_bad_input_is_one_line_and_exit_1_before_any_work(tmp_path, tiny):
-    for argv, message in bad_inputs(tmp_path, tiny):
-        started = time.monotonic()
-        result = pyozone(*argv)
-        assert result.returncode == 1, (argv, result.stderr)
-        assert len(result.stderr.strip().splitlines()) == 1, (argv, result.stderr)
-        assert message in result.stderr, (argv, result.stderr)
-        assert result.stdout == ""
-        assert time.monotonic() - started < 30  # no Spark started
+def in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`pyozone ARGV` in this interpreter (a new one costs seconds of imports): exit code, stdout, stderr."""
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's errors exit, as they do in the real process
+        code = e.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_bad_input_is_one_line_and_exit_1_before_any_work(tmp_path, tiny, monkeypatch, capsys):
+    """The first case as a real process (`python -m pyozone`, its imports and its stderr), every case in this
+    one, where building a SparkSession fails the test: no Spark starts on bad input."""
+    (argv, message), *_ = cases = bad_inputs(tmp_path, tiny)
+    started = time.monotonic()
+    result = pyozone(*argv)
+    assert (result.returncode, result.stdout) == (1, ""), (argv, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, (argv, result.stderr)
+    assert time.monotonic() - started < 30  # no Spark started
+
+    def no_spark() -> None:
+        raise AssertionError("a SparkSession was built for bad input")
+
+    monkeypatch.setattr(
+        spark_setup, "_environment", no_spark
+    )  # build_session's first step after check_master
+    for argv, message in cases:
+        code, out, err = in_process(argv, capsys)
+        assert code == 1, (argv, err)
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+        assert message in err, (argv, err)
+        assert out == ""
     assert not (tmp_path / "g").exists()
 
 

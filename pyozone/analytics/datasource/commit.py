@@ -3,7 +3,8 @@
 Tasks write under `<table>/_temporary/<job-id>/attempt-<id>/`, which no reader reads. The job commit
 renames each successful attempt's objects into the table (OM's renameKey is atomic per key), then writes
 `<table>/_SUCCESS` and deletes the job's temporary keys (attempts Spark did not keep). Abort deletes the
-job's temporary keys. A driver that dies before its commit leaves only hidden keys.
+job's temporary keys. A driver that dies before its commit leaves only hidden keys, as does a task Spark
+kills only after the job's abort has listed them (Hadoop's committers have the same zombie-task window).
 
 Overwrite moves the new objects in first and deletes the old ones after: a commit that fails part way
 moves the new ones back and the old table stands whole. Only a driver dying between the moves and the

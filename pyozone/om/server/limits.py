@@ -38,6 +38,10 @@ ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
 """echoRPC (freon ome): the largest payload an echo carries, and its two small fields."""
 MAX_UPLOAD_ID_BYTES = 128
 """An upload id: pyozone's are 53 characters (multipart.py); Ozone's a UUID and a number."""
+MAX_VERSION_ID_BYTES = 64
+"""An S3 version id: pyozone's are 16 hex digits or `null` (hdds/s3_versions.py); Amazon's about 32."""
+MAX_VERSIONING_BYTES = 16
+"""setBucketVersioning's state: "Enabled" or "Suspended"."""
 MAX_OM_REQUEST_BYTES = 4 * MiB
 """The largest request OM takes: commitKey's, which carries every block of the key (~40 bytes each,
 some 100,000 blocks). Responses may be larger (MAX_OM_MESSAGE_BYTES: listings, lookupKey)."""
@@ -67,6 +71,10 @@ DATE = NameRule("date (YYYYMMDD)", 8, OMResultCode.INVALID_REQUEST)
 REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
 S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
 UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.INVALID_REQUEST)
+PART_CHECKSUM_NAME = NameRule("part checksum name", 64, OMResultCode.INVALID_REQUEST)
+"""A part metadata entry's name (the S3 gateway's x-amz-checksum-<algorithm>, 24 bytes at most)."""
+VERSION_ID = NameRule("S3 version id", MAX_VERSION_ID_BYTES, OMResultCode.INVALID_REQUEST)
+VERSIONING = NameRule("versioning state", MAX_VERSIONING_BYTES, OMResultCode.INVALID_REQUEST)
 
 _NAMES = {
     "volume": VOLUME,
@@ -86,8 +94,15 @@ _NAMES = {
     "multipartUploadID": UPLOAD_ID,
     "uploadIdMarker": UPLOAD_ID,
     "keyMarker": KEY,
+    "partChecksumName": PART_CHECKSUM_NAME,
+    "versionId": VERSION_ID,
+    "versionIdMarker": VERSION_ID,
+    "versioning": VERSIONING,
 }
-_LISTED = {"listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY, "listMultipartUploads": KEY}
+_LISTED = {
+    "listVolumes": VOLUME, "listBuckets": BUCKET, "listKeys": KEY, "listMultipartUploads": KEY,
+    "listKeyVersions": KEY,
+}  # fmt: skip
 """What a listing's prefix and startKey are a prefix of, or the name of."""
 _MESSAGE_BYTES = {
     "openKey": EXCLUDE_LIST_REQUEST_BYTES,

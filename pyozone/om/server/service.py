@@ -332,7 +332,7 @@ class OzoneManagerService:
             dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
             check=self._open_key_check(context, request), inline=True,
         )  # fmt: skip
-        return wire.key_answer("commitKey", record)
+        return wire.committed_key_answer(record)
 
     async def _stored_lengths(
         self,
@@ -356,7 +356,8 @@ class OzoneManagerService:
     async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
         located = await self._run(
             self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
-            request.forceUpdateContainerCache, check=self._key_check(context, ACLType.READ, request),
+            request.forceUpdateContainerCache, request.versionId, request.deleteMarkers,
+            check=self._key_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
         await self._sign(info.locations, context, READ)
@@ -385,12 +386,35 @@ class OzoneManagerService:
 
     @rpc
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
-        await self._run(
+        outcome = await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
-            wire.key_condition_from_proto(request.condition),
+            wire.key_condition_from_proto(request.condition), request.versionId,
             check=self._key_check(context, ACLType.DELETE, request),
         )  # fmt: skip
-        return wire.empty_answer("deleteKey")
+        return wire.delete_key_answer(outcome)
+
+    # ------------------------------------------------------------------ S3 versions
+    @rpc
+    async def setBucketVersioning(
+        self, request: pb.SetBucketVersioningRequest, context: Context
+    ) -> pb.SetBucketVersioningResponse:
+        state = wire.bucket_versioning_from_proto(request)
+        await self._run(
+            self.core.versions.set_state, request.volume, request.bucket, state,
+            check=self._owner_check(context, request, "change its versioning"),
+        )  # fmt: skip
+        return wire.empty_answer("setBucketVersioning")
+
+    @rpc
+    async def listKeyVersions(
+        self, request: pb.ListKeyVersionsRequest, context: Context
+    ) -> pb.ListKeyVersionsResponse:
+        found = await self._run(
+            self.core.versions.list, request.volume, request.bucket, request.prefix, request.keyMarker,
+            request.versionIdMarker, self._limit(request.maxKeys),
+            check=self._bucket_check(context, ACLType.LIST, request),
+        )  # fmt: skip
+        return wire.key_versions_answer(found)
 
     @rpc
     async def putObjectTagging(
@@ -560,9 +584,9 @@ class OzoneManagerService:
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
-            check=self._key_check(context, ACLType.WRITE, request),
+            request.partChecksumName, check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
-        return wire.key_answer("completeMultipartUpload", record)
+        return wire.completed_key_answer(record)
 
     @rpc
     async def abortMultipartUpload(
@@ -720,7 +744,8 @@ class OzoneManagerService:
 if TYPE_CHECKING:
     _BucketRequest = (
         pb.InfoBucketRequest | pb.DeleteBucketRequest | pb.ListKeysRequest | pb.ListMultipartUploadsRequest
-    )
+        | pb.ListKeyVersionsRequest
+    )  # fmt: skip
     _KeyRequest = (
         pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
@@ -728,6 +753,7 @@ if TYPE_CHECKING:
     )  # fmt: skip
     _OwnerRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
+        | pb.SetBucketVersioningRequest
         | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
         | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
         | pb.DeleteBucketPublicAccessBlockRequest

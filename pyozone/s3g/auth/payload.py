@@ -35,6 +35,7 @@ from pyozone.s3g.auth.sigv4 import (
     SignedRequest,
 )
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 
 _BAD_SDK_ALGORITHM = "Value for x-amz-sdk-checksum-algorithm header is invalid."
 STREAMING = frozenset({STREAMING_PAYLOAD, STREAMING_PAYLOAD_TRAILER, STREAMING_UNSIGNED_PAYLOAD_TRAILER})
@@ -225,6 +226,7 @@ def _length(headers: Headers, name: str) -> int | None:
     value = header_value(headers, name)
     if value is None:
         return None
-    if not value.isascii() or not value.isdigit():
+    length = decimal(value)
+    if length is None:
         raise S3Error(S3ErrorCode.InvalidArgument, f"{name} must be a number", ArgumentName=name)
-    return int(value)
+    return length

@@ -25,6 +25,7 @@ from pyozone.s3g.auth.canonical import (
     query_pairs,
 )
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.numbers import decimal
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 TERMINATOR = "aws4_request"
@@ -295,12 +296,13 @@ def _parse_presigned(params: dict[str, str]) -> SignedRequest:
     if date != amz_date[:8]:
         raise _query_error("Invalid credential date. Date is not the same as X-Amz-Date.")
     expires = params["X-Amz-Expires"]
-    if not expires.isascii() or not expires.isdigit():
+    seconds = decimal(expires)
+    if seconds is None:
         raise _query_error("X-Amz-Expires should be a number")
-    if not 0 < int(expires) <= MAX_EXPIRES:
+    if not 0 < seconds <= MAX_EXPIRES:
         raise _query_error(
             "X-Amz-Expires must be less than a week (in seconds) that is 604800"
-            if int(expires) > MAX_EXPIRES
+            if seconds > MAX_EXPIRES
             else "X-Amz-Expires must be non-negative"
         )
     payload_hash = params.get("X-Amz-Content-Sha256", UNSIGNED_PAYLOAD)
@@ -315,7 +317,7 @@ def _parse_presigned(params: dict[str, str]) -> SignedRequest:
         amz_date=amz_date,
         payload_hash=payload_hash,
         presigned=True,
-        expires=int(expires),
+        expires=seconds,
     )
 
 

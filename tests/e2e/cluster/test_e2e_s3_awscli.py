@@ -200,3 +200,52 @@ def test_a_wrong_secret_is_refused(aws: Aws) -> None:
     assert done.returncode != 0 and "SignatureDoesNotMatch" in done.stderr, done.stderr
     done = aws.run("s3", "ls", uri(""), secret_key="not-the-secret")
     assert done.returncode != 0 and "SignatureDoesNotMatch" in done.stderr, done.stderr
+
+
+def test_get_object_attributes_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """`aws s3 cp` uploads 20 MB in 8 MB parts; `aws s3api get-object-attributes` reads its attributes and
+    parts, and a part of it back by `get-object --part-number` (issue 33, item 2)."""
+    data = sc.payload("attributes", sc.SIZES["20MB"])
+    (tmp_path / "up").write_bytes(data)
+    aws.ok("s3", "cp", str(tmp_path / "up"), uri("attributes"))
+    got = aws.api(
+        "get-object-attributes", "--key", "attributes",
+        "--object-attributes", "ETag", "ObjectSize", "StorageClass", "ObjectParts",
+    )  # fmt: skip
+    assert got["ETag"] == sc.multipart_etag(data, sc.PART_SIZE)
+    assert (got["ObjectSize"], got["StorageClass"]) == (len(data), "STANDARD")
+    assert got["ObjectParts"]["TotalPartsCount"] == 3
+    part = aws.api("get-object", "--key", "attributes", "--part-number", "2", str(tmp_path / "part"))
+    assert (part["PartsCount"], part["ContentLength"]) == (3, sc.PART_SIZE)
+    assert (tmp_path / "part").read_bytes() == data[sc.PART_SIZE : 2 * sc.PART_SIZE]
+    done = aws.run("s3api", "get-object-attributes", "--bucket", sc.BUCKET, "--key", "attributes",
+                   "--object-attributes", "Colour")  # fmt: skip
+    assert done.returncode != 0 and "InvalidArgument" in done.stderr, done.stderr
+
+
+def test_versioning_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """put-bucket-versioning, versioned puts, a delete marker, list-object-versions and a read by version id
+    (issue 33, item 1)."""
+    bucket = ("--bucket", "versioned-cli")
+    aws.ok("s3api", "create-bucket", *bucket)
+    aws.ok("s3api", "put-bucket-versioning", *bucket, "--versioning-configuration", "Status=Enabled")
+    state = json.loads(aws.ok("s3api", "get-bucket-versioning", *bucket, "--output", "json"))
+    assert state == {"Status": "Enabled"}
+    ids = []
+    for text in (b"one", b"two"):
+        (tmp_path / "up").write_bytes(text)
+        put = aws.ok(
+            "s3api", "put-object", *bucket, "--key", "k", "--body", str(tmp_path / "up"), "--output", "json"
+        )
+        ids.append(json.loads(put)["VersionId"])
+    deleted = json.loads(aws.ok("s3api", "delete-object", *bucket, "--key", "k", "--output", "json"))
+    assert deleted["DeleteMarker"] is True
+    listed = json.loads(aws.ok("s3api", "list-object-versions", *bucket, "--output", "json"))
+    assert [(v["VersionId"], v["IsLatest"]) for v in listed["Versions"]] == [(ids[1], False), (ids[0], False)]
+    assert [(m["VersionId"], m["IsLatest"]) for m in listed["DeleteMarkers"]] == [
+        (deleted["VersionId"], True)
+    ]
+    aws.ok("s3api", "get-object", *bucket, "--key", "k", "--version-id", ids[0], str(tmp_path / "down"))
+    assert (tmp_path / "down").read_bytes() == b"one"
+    missing = aws.run("s3api", "get-object", *bucket, "--key", "k", str(tmp_path / "gone"))
+    assert missing.returncode != 0 and "NoSuchKey" in missing.stderr

@@ -12,28 +12,21 @@ unreachable, the writer asks the other members in turn (one names the dead leade
 another, then names the new one or leads) and the key completes in its block of that pipeline; the time
 from the kill to the key's commit and the failovers are printed.
 
-A third kills a follower (kill -9) while a key's first block is being written (watch type ALL_COMMITTED):
-the leader answers the block's watches NOT_REPLICATED after its hdds.ratis.raft.server.watch.timeout, the
-client takes them as committed by the majority (Ozone's XceiverClientRatis "3 way commit failed"), the
-block completes in its pipeline and the key's next block is allocated away from the dead datanode.
+The third case, a killed follower: test_e2e_write_follower_kill.py (its own 6-datanode cluster).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import signal
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from pyozone.client.block_output import BlockOutputStream
 from pyozone.client.sync import OzoneClient
-from pyozone.cluster.layout import HOST
 from pyozone.hdds.locations import PipelineRef
 from tests.e2e.cluster.cluster_helpers import (
     LiveCluster,
@@ -43,29 +36,21 @@ from tests.e2e.cluster.cluster_helpers import (
     live_cluster,
     ozone_client,
     random_file,
-    sh,
+)
+from tests.e2e.cluster.write_failover import (
+    BUCKET,
+    KILL_AT,
+    OVERRIDES,
+    PIECE,
+    VOL,
+    WRITER,
+    make_bucket,
+    pipeline_views,
 )
 from tests.polling import wait_for
 
-VOL, BUCKET = "failover", "bucket1"
 SIZE = 8 * MiB
 PAUSE_AT = 4 * MiB  # two flushes acknowledged, nothing in flight
-PIECE = 1 * MiB
-# Write pipeline V1 (the datastream does not fail over); a writeChunk per MB, a putBlock every 2 MB.
-WRITER = {
-    "ozone.fs.datastream.enabled": "false",
-    "hdds.ratis.client.request.watch.type": "MAJORITY_COMMITTED",
-    "ozone.client.stream.buffer.size": "1MB",
-    "ozone.client.stream.buffer.flush.size": "2MB",
-    "ozone.client.stream.buffer.max.size": "8MB",
-}
-OVERRIDES = {
-    "ozone.scm.block.size": "16MB",
-    "ozone.scm.container.size": "64MB",
-    # The stopped leader must not go STALE meanwhile: SCM would close its pipelines (StaleNodeHandler).
-    "ozone.scm.stale.node.interval": "60s",
-    "ozone.scm.dead.node.interval": "120s",
-}
 
 
 def _leader(cluster: LiveCluster, pipeline_id: str) -> str | None:
@@ -75,30 +60,10 @@ def _leader(cluster: LiveCluster, pipeline_id: str) -> str | None:
     return None
 
 
-def _views(cluster: LiveCluster, hosts: list[str], pipeline_id: str) -> set[tuple[str | None, int | None]]:
-    """(leader, term) of the pipeline as each datanode in `hosts` sees it (its /api/v1/pipelines)."""
-    seen = set()
-    for host in hosts:
-        url = f"http://{HOST}:{cluster.port(host, 'http')}/api/v1/pipelines?limit=100"
-        with urllib.request.urlopen(url, timeout=10) as answer:
-            items = json.load(answer)["items"]
-        item = next(i for i in items if i["pipelineId"] == pipeline_id)
-        seen.add((item["leader"], item["term"]))
-    return seen
-
-
 def _pid(cluster: LiveCluster, host: str) -> int:
     pid = cluster.state.pids.get(host)
     assert pid is not None, f"no pid for datanode {host}"
     return pid
-
-
-def _make_bucket(cluster: LiveCluster) -> None:
-    for made in (
-        sh(cluster, "volume", "create", f"/{VOL}"),
-        sh(cluster, "bucket", "create", f"/{VOL}/{BUCKET}"),
-    ):
-        assert made.code == 0, made
 
 
 def _on_one_pipeline(cluster: LiveCluster, client: OzoneClient, before: Path) -> tuple[PipelineRef, str]:
@@ -112,7 +77,7 @@ def _on_one_pipeline(cluster: LiveCluster, client: OzoneClient, before: Path) ->
     first = wait_for(lambda: _leader(cluster, pipeline.id), 30, "the pipeline's leader")
     hosts = [m.host for m in pipeline.members]
     wait_for(
-        lambda: len(views := _views(cluster, hosts, pipeline.id)) == 1 and views.pop()[0] == first,
+        lambda: len(views := pipeline_views(cluster, hosts, pipeline.id)) == 1 and views.pop()[0] == first,
         60,
         "every member agrees on the leader SCM reports",
     )
@@ -125,7 +90,7 @@ def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
     before, during = tmp_path / "before.bin", tmp_path / "during.bin"
     digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, SIZE)}
     with live_cluster(request, tmp_path_factory, "leader-failover", 3, overrides=OVERRIDES) as cluster:
-        _make_bucket(cluster)
+        make_bucket(cluster)
         with ozone_client(cluster, **WRITER) as client:
             pipeline, first = _on_one_pipeline(cluster, client, before)
             pipeline_id = pipeline.id
@@ -142,7 +107,10 @@ def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
                     "SCM reports a new leader of the pipeline",
                 )
                 wait_for(
-                    lambda: len(views := _views(cluster, others, pipeline_id)) == 1 and views.pop()[0] == new,
+                    lambda: (
+                        len(views := pipeline_views(cluster, others, pipeline_id)) == 1
+                        and views.pop()[0] == new
+                    ),
                     60,
                     "the running members agree on it",
                 )
@@ -162,7 +130,9 @@ def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
             stopped_s = time.monotonic() - stopped
             hosts = [m.host for m in pipeline.members]
             wait_for(  # every member in one term under it (SCM may hear the resumed one's stale claim first)
-                lambda: len(views := _views(cluster, hosts, pipeline_id)) == 1 and views.pop()[0] == first,
+                lambda: (
+                    len(views := pipeline_views(cluster, hosts, pipeline_id)) == 1 and views.pop()[0] == first
+                ),
                 120,
                 "the old leader leads again",
             )
@@ -205,7 +175,6 @@ def test_a_key_written_across_leader_changes_completes_in_its_pipeline(
 
 
 KILL_SIZE = 12 * MiB
-KILL_AT = 4 * MiB  # requests in flight: a putBlock every 2 MB, up to 8 MB unacknowledged
 
 
 def _watch_election(
@@ -215,7 +184,7 @@ def _watch_election(
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            views = _views(cluster, hosts, pipeline_id)
+            views = pipeline_views(cluster, hosts, pipeline_id)
         except OSError:  # a datanode's web server busy past the call's timeout: ask again
             continue
         if len(views) == 1 and (leader := views.pop()[0]) and leader != old:
@@ -230,7 +199,7 @@ def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
     before, during = tmp_path / "before.bin", tmp_path / "during.bin"
     digests = {"before": random_file(before, 2 * MiB), "during": random_file(during, KILL_SIZE)}
     with live_cluster(request, tmp_path_factory, "leader-kill", 3, overrides=OVERRIDES) as cluster:
-        _make_bucket(cluster)
+        make_bucket(cluster)
         with ozone_client(cluster, **WRITER) as client:
             pipeline, first = _on_one_pipeline(cluster, client, before)
             pipeline_id = pipeline.id
@@ -262,7 +231,7 @@ def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
             stream = writer.stream
             new = block._leader
             assert new is not None
-            views = _views(cluster, others, pipeline_id)
+            views = pipeline_views(cluster, others, pipeline_id)
             print(
                 f"\nleader {old.host} of pipeline {pipeline_id[:8]} killed with {in_flight // MiB} MB "
                 f"unacknowledged; the other two agreed on a new leader {elected[0] - killed:.1f} s later; "
@@ -290,88 +259,3 @@ def test_a_key_in_flight_when_its_leader_is_killed_completes_in_its_pipeline(
 
         seen = wait_for(lambda: set(others) <= set(found := replicas()) and found, 60, "the live replicas")
         assert {seen[host] for host in others} == {digests["during"]}, seen
-
-
-FOLLOWER_BLOCK = 16 * MiB
-FOLLOWER_SIZE = FOLLOWER_BLOCK + 4 * MiB  # the key's second block is allocated after the kill
-FOLLOWER_OVERRIDES = {
-    **OVERRIDES,
-    # Four RATIS/THREE pipelines on six datanodes: one of them leaves the dead follower out.
-    "hdds.scm.safemode.min.datanode": "6",
-}
-ALL_COMMITTED = {**WRITER, "hdds.ratis.client.request.watch.type": "ALL_COMMITTED"}
-
-
-def test_a_key_whose_follower_is_killed_completes_its_block_at_majority_and_avoids_it_next(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
-    source = tmp_path / "during.bin"
-    digest = random_file(source, FOLLOWER_SIZE)
-    with live_cluster(request, tmp_path_factory, "follower-kill", 6, overrides=FOLLOWER_OVERRIDES) as cluster:
-        wait_for(
-            lambda: sum(
-                p["state"] == "OPEN" and p["replicationConfig"].endswith("THREE") for p in cluster.pipelines()
-            ) >= 4,
-            60,
-            "4 OPEN RATIS/THREE pipelines",
-        )  # fmt: skip
-        _make_bucket(cluster)
-        with ozone_client(cluster, **ALL_COMMITTED) as client:
-            writer = client.create_key(VOL, BUCKET, "during")  # one block pre-allocated, then allocateBlock
-            with open(source, "rb") as f:
-                for _ in range(KILL_AT // PIECE):
-                    writer.write(f.read(PIECE))
-                block = writer.stream._current
-                assert isinstance(block, BlockOutputStream)
-                pipeline = block.location.pipeline
-                leader = pipeline.leader()
-                assert leader is not None
-                hosts = [m.host for m in pipeline.members]
-                wait_for(
-                    lambda: (
-                        len(views := _views(cluster, hosts, pipeline.id)) == 1
-                        and views.pop()[0] == leader.uuid
-                    ),
-                    60,
-                    "every member agrees on the leader the block names",
-                )
-                victim = next(m for m in pipeline.members if m is not leader)
-                in_flight = block.sent - block.acked
-                cluster.kill(victim.host)
-                killed = time.monotonic()
-                while piece := f.read(PIECE):
-                    writer.write(piece)
-            info = writer.close()
-            committed_s = time.monotonic() - killed
-            stream = writer.stream
-            print(
-                f"\nfollower {victim.host} of pipeline {pipeline.id[:8]} killed with {in_flight // MiB} MB "
-                f"unacknowledged; the key committed {committed_s:.1f} s later; failed servers "
-                f"{sorted(block.failed_servers)}; {stream.retries} block rewrites; next allocation excluded "
-                f"{stream.exclude_list}"
-            )
-            for failure in stream._failures:
-                print(f"  block rewritten: {failure[:400]}")
-            assert stream.retries == 0, stream._failures  # nothing closed, nothing rewritten elsewhere
-            assert block.failed_servers == {victim.uuid}
-            first, second = stream._blocks
-            assert first.pipeline.id == pipeline.id and first.length == FOLLOWER_BLOCK
-            assert victim.uuid not in {m.uuid for m in second.pipeline.members}, second.pipeline
-            assert second.length == FOLLOWER_SIZE - FOLLOWER_BLOCK == info.data_size - FOLLOWER_BLOCK
-            assert stream.exclude_list.datanodes == {victim.uuid}
-
-            out = tmp_path / "during.read"
-            client.get_key(VOL, BUCKET, "during", out)
-            assert file_sha256(out) == digest
-
-        def replicas() -> dict[str, str]:
-            files = block_files(cluster, first.container_id, first.local_id)
-            return {
-                dn: file_sha256(path) for dn, path in files.items() if path.stat().st_size == FOLLOWER_BLOCK
-            }
-
-        live = [m.host for m in pipeline.members if m is not victim]
-        seen = wait_for(lambda: set(live) <= set(found := replicas()) and found, 60, "the live replicas")
-        with open(source, "rb") as f:
-            expected = hashlib.sha256(f.read(FOLLOWER_BLOCK)).hexdigest()
-        assert {seen[host] for host in live} == {expected}, seen

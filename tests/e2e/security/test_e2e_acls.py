@@ -388,6 +388,56 @@ def test_s3_cors_is_the_owner_s_alone(users: Users) -> None:
     assert error.value.response["Error"]["Code"] == "NoSuchCORSConfiguration"
 
 
+def test_s3_object_attributes_and_parts_are_read_as_a_get(users: Users) -> None:
+    """Issue 33: GetObjectAttributes and GET/HEAD by partNumber read the key through OM as a GET does, so
+    a user whom no ACL lets read it is AccessDenied, never shown its size, ETag or parts."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="attrs")
+    alice.put_object(Bucket="attrs", Key="ledger", Body=b"private figures")
+    for attempt in (
+        lambda: bob.get_object_attributes(Bucket="attrs", Key="ledger", ObjectAttributes=["ObjectSize"]),
+        lambda: bob.get_object(Bucket="attrs", Key="ledger", PartNumber=1),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    got = alice.get_object_attributes(Bucket="attrs", Key="ledger", ObjectAttributes=["ObjectSize"])
+    assert got["ObjectSize"] == len(b"private figures")
+
+
+def test_s3_versions_are_checked_as_their_key(users: Users) -> None:
+    """Issue 33, item 1: a bucket's versioning is its owner's alone, and a version is read, listed and
+    deleted under the Ozone ACLs of its key and bucket: bob, with none on alice's bucket, does none of it;
+    `bucket info` shows the state as Ozone's `versioning` flag."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="history")
+    enabled = {"Status": "Enabled"}
+    for attempt in (
+        lambda: bob.put_bucket_versioning(Bucket="history", VersioningConfiguration=enabled),
+        lambda: bob.get_bucket_versioning(Bucket="history"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_bucket_versioning(Bucket="history", VersioningConfiguration=enabled)
+    assert users.ok("alice", "bucket", "info", "/s3v/history").json()["versioning"] is True
+    first = alice.put_object(Bucket="history", Key="page", Body=b"first")["VersionId"]
+    alice.put_object(Bucket="history", Key="page", Body=b"second")
+    for attempt in (
+        lambda: bob.get_object(Bucket="history", Key="page", VersionId=first),
+        lambda: bob.list_object_versions(Bucket="history"),
+        lambda: bob.delete_object(Bucket="history", Key="page", VersionId=first),
+        lambda: bob.delete_object(Bucket="history", Key="page"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    assert alice.get_object(Bucket="history", Key="page", VersionId=first)["Body"].read() == b"first"
+    assert len(alice.list_object_versions(Bucket="history")["Versions"]) == 2
+
+
 def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:
     """Issue 33: a browser's form upload (POST Object) is written as its policy's signer, so OM's ACLs
     decide it as they decide that user's PUT: bob's signed form to alice's bucket is AccessDenied until an

@@ -10,12 +10,14 @@ import pytest
 
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
+from pyozone.hdds.om_views import UPLOAD_ALGORITHM
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, OMStoreError
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.properties import PropertyManager
 from pyozone.protocol import om_records
+from pyozone.protocol.om import key_view
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
 
 MIN = 1500  # the tests' minimum part size
@@ -41,16 +43,17 @@ def code(call, *args) -> OMResultCode:
 
 
 def write_part(
-    mpu: MultipartManager, upload_id: str, number: int, size: int, key: str = "k"
+    mpu: MultipartManager, upload_id: str, number: int, size: int, key: str = "k", checksum: str = ""
 ) -> list[BlockID]:
-    """Writes part `number` of `size` bytes in full blocks, committed with ETag "e<number>-<size>"."""
+    """Writes part `number` of `size` bytes in full blocks, committed with ETag "e<number>-<size>" (and the
+    S3 gateway's x-amz-checksum-crc32 `checksum`)."""
     session = mpu.open_part("vol1", "bkt1", key, upload_id, number, size)
     blocks, offset = [], 0
     for block in session.key.blocks:
         length = min(BLOCK, size - offset)
         blocks.append(KeyBlock(block.block_id, offset, length, bcsid=3))
         offset += length
-    etag = {"ETag": f"e{number}-{size}"}
+    etag = {"ETag": f"e{number}-{size}"} | ({"x-amz-checksum-crc32": checksum} if checksum else {})
     mpu.commit_part("vol1", "bkt1", key, session.client_id, upload_id, number, size, blocks, etag)
     return [b.block_id for b in blocks if b.length]
 
@@ -79,6 +82,59 @@ def test_complete_makes_the_key_of_the_parts_in_order(om: OzoneManager, mpu: Mul
     assert code(mpu.complete, "vol1", "bkt1", "k", upload.upload_id, [(1, "e1-2500")]) is (
         OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR
     )
+
+
+def test_the_key_keeps_its_parts_numbers_and_sizes_for_a_lookup_not_a_listing(
+    om: OzoneManager, mpu: MultipartManager
+) -> None:
+    """S3's GET by partNumber needs the part boundaries of a completed key: the listed parts', in order."""
+    upload = mpu.initiate("vol1", "bkt1", "k")
+    write_part(mpu, upload.upload_id, 1, 2500)
+    write_part(mpu, upload.upload_id, 2, 1600)  # not listed: not a part of the key
+    write_part(mpu, upload.upload_id, 3, 700)
+    key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-2500"), (3, "e3-700")])
+    assert key.parts == ((1, 2500), (3, 700))
+    stored = om.lookup_key("vol1", "bkt1", "k").key
+    assert stored.parts == ((1, 2500), (3, 700))
+    assert om_records.decode_key(om_records.encode(om_records.key_to_proto(stored))).parts == stored.parts
+    assert key_view(stored).parts == ()  # a listing's key carries no parts
+
+
+def test_the_key_keeps_each_parts_checksum_when_the_completion_names_it(mpu: MultipartManager) -> None:
+    upload = mpu.initiate("vol1", "bkt1", "k")
+    write_part(mpu, upload.upload_id, 1, 2500, checksum="c1")
+    write_part(mpu, upload.upload_id, 2, 700, checksum="c2")
+    parts = [(1, "e1-2500"), (2, "e2-700")]
+    key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, parts, part_checksum="x-amz-checksum-crc32")
+    assert key.part_checksums == ("c1", "c2")
+
+
+@pytest.mark.parametrize("name", ["ETag", "x-amz-meta-crc", "x-amz-checksum-sha256"])
+def test_only_the_uploads_checksum_entry_is_kept_as_the_parts_checksums(
+    mpu: MultipartManager, name: str
+) -> None:
+    """R31's F5: a native client named `ETag`, and the parts' MD5s were served as their CRC32s. An upload
+    created with CRC32 keeps only x-amz-checksum-crc32; any other name is INVALID_REQUEST."""
+    upload = mpu.initiate("vol1", "bkt1", "k", metadata={UPLOAD_ALGORITHM: "CRC32"})
+    write_part(mpu, upload.upload_id, 1, 700, checksum="c1")
+    with pytest.raises(OMException) as e:
+        mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-700")], part_checksum=name)
+    assert e.value.code is OMResultCode.INVALID_REQUEST
+
+
+def test_a_replaced_key_leaves_only_its_blocks_in_deleted_table(
+    om: OzoneManager, mpu: MultipartManager
+) -> None:
+    """R31's F6: the replaced key's whole record (part lists, metadata) went to deletedTable, which reads
+    only blocks, and a 10,000-part key's Raft entry outgrew the append limit."""
+    for _ in range(2):
+        upload = mpu.initiate("vol1", "bkt1", "k")
+        write_part(mpu, upload.upload_id, 1, 700, checksum="c1")
+        mpu.complete(
+            "vol1", "bkt1", "k", upload.upload_id, [(1, "e1-700")], part_checksum="x-amz-checksum-crc32"
+        )
+    [orphaned] = [om_records.decode_key(v) for _, v in om.store.scan(DELETED_TABLE)]
+    assert orphaned.blocks and (orphaned.parts, orphaned.part_checksums, orphaned.metadata) == ((), (), ())
 
 
 def test_a_part_written_again_replaces_the_older(om: OzoneManager, mpu: MultipartManager) -> None:

@@ -89,11 +89,75 @@ def test_the_completions_checksum_header_is_compared_with_the_composite_checksum
     assert done["ChecksumCRC32"] == composite([EMPTY_CRC32])
 
 
-def test_a_full_object_only_algorithm_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
-    assert refused(s3.create_multipart_upload, Bucket=BUCKET, Key="nvme", ChecksumAlgorithm="CRC64NVME") == (
-        501,
-        "NotImplemented",
+def test_a_full_object_checksum_of_one_part_is_its_crc(s3) -> None:  # type: ignore[no-untyped-def]
+    """FULL_OBJECT: the CRC of the whole object, no `-N`, named so by the completion and by HEAD."""
+    created = s3.create_multipart_upload(
+        Bucket=BUCKET, Key="full", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT"
     )
+    assert (created["ChecksumAlgorithm"], created["ChecksumType"]) == ("CRC32", "FULL_OBJECT")
+    upload_id = created["UploadId"]
+    part = s3.upload_part(
+        Bucket=BUCKET, Key="full", UploadId=upload_id, PartNumber=1, Body=b"", ChecksumAlgorithm="CRC32"
+    )
+    done = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="full", UploadId=upload_id, ChecksumCRC32=EMPTY_CRC32, ChecksumType="FULL_OBJECT",
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+    )  # fmt: skip
+    assert (done["ChecksumCRC32"], done["ChecksumType"]) == (EMPTY_CRC32, "FULL_OBJECT")
+    head = s3.head_object(Bucket=BUCKET, Key="full", ChecksumMode="ENABLED")
+    assert (head["ChecksumCRC32"], head["ChecksumType"]) == (EMPTY_CRC32, "FULL_OBJECT")
+
+
+def test_crc64nvme_uploads_are_full_object_by_default(s3) -> None:  # type: ignore[no-untyped-def]
+    created = s3.create_multipart_upload(Bucket=BUCKET, Key="nvme", ChecksumAlgorithm="CRC64NVME")
+    assert (created["ChecksumAlgorithm"], created["ChecksumType"]) == ("CRC64NVME", "FULL_OBJECT")
+
+
+def test_a_wrong_full_object_checksum_is_a_bad_digest(s3) -> None:  # type: ignore[no-untyped-def]
+    created = s3.create_multipart_upload(
+        Bucket=BUCKET, Key="badfull", ChecksumAlgorithm="CRC32C", ChecksumType="FULL_OBJECT"
+    )
+    upload_id = created["UploadId"]
+    part = s3.upload_part(
+        Bucket=BUCKET, Key="badfull", UploadId=upload_id, PartNumber=1, Body=b"", ChecksumAlgorithm="CRC32C"
+    )
+    assert refused(
+        s3.complete_multipart_upload, Bucket=BUCKET, Key="badfull", UploadId=upload_id,
+        ChecksumCRC32C=base64.b64encode(b"\x01\x02\x03\x04").decode(),
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+    ) == (400, "BadDigest")  # fmt: skip
+    assert "badfull" not in keys(s3)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "checksum_type"),
+    [("SHA1", "FULL_OBJECT"), ("SHA256", "FULL_OBJECT"), ("CRC64NVME", "COMPOSITE")],
+)
+def test_amazons_impossible_pairs_of_algorithm_and_type_are_invalid_requests(
+    s3, algorithm: str, checksum_type: str
+) -> None:  # type: ignore[no-untyped-def]
+    assert refused(
+        s3.create_multipart_upload, Bucket=BUCKET, Key="pair", ChecksumAlgorithm=algorithm,
+        ChecksumType=checksum_type,
+    ) == (400, "InvalidRequest")  # fmt: skip
+
+
+def test_a_checksum_type_without_an_algorithm_or_of_no_known_name_is_an_invalid_request(s3) -> None:  # type: ignore[no-untyped-def]
+    assert refused(s3.create_multipart_upload, Bucket=BUCKET, Key="t", ChecksumType="FULL_OBJECT") == (
+        400,
+        "InvalidRequest",
+    )
+    assert refused(
+        s3.create_multipart_upload, Bucket=BUCKET, Key="t", ChecksumAlgorithm="CRC32", ChecksumType="WHOLE"
+    ) == (400, "InvalidRequest")  # fmt: skip
+
+
+def test_a_completion_of_another_checksum_type_is_an_invalid_request(s3) -> None:  # type: ignore[no-untyped-def]
+    upload_id, part = upload_one_part(s3, "mode")
+    assert refused(
+        s3.complete_multipart_upload, Bucket=BUCKET, Key="mode", UploadId=upload_id,
+        ChecksumType="FULL_OBJECT", MultipartUpload={"Parts": [part]},
+    ) == (400, "InvalidRequest")  # fmt: skip
 
 
 def test_a_retried_completion_naming_part_checksums_answers_as_the_first(s3) -> None:  # type: ignore[no-untyped-def]

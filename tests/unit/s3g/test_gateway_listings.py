@@ -105,14 +105,20 @@ def test_the_generic_empty_the_bucket_loop_empties_it(gateway: GatewayOnThread) 
 
 
 def test_a_version_other_than_null_is_not_deleted(gateway: GatewayOnThread) -> None:
+    """Amazon answers a version the key lacks as deleted (204, its id echoed) and a malformed id
+    InvalidArgument; the key stays either way."""
     s3 = gateway.boto3()
     s3.create_bucket(Bucket="kept")
     s3.put_object(Bucket="kept", Key="k", Body=b"")
+    absent = "00000000000000ff"
+    answer = s3.delete_objects(Bucket="kept", Delete={"Objects": [{"Key": "k", "VersionId": absent}]})
+    assert [(d["Key"], d["VersionId"]) for d in answer["Deleted"]] == [("k", absent)]
+    assert s3.delete_object(Bucket="kept", Key="k", VersionId=absent)["VersionId"] == absent
     answer = s3.delete_objects(Bucket="kept", Delete={"Objects": [{"Key": "k", "VersionId": "3HL4kqtJlcpX"}]})
-    assert [(e["Key"], e["Code"]) for e in answer["Errors"]] == [("k", "NoSuchVersion")]
+    assert [(e["Key"], e["Code"]) for e in answer["Errors"]] == [("k", "InvalidArgument")]
     with pytest.raises(ClientError) as e:
         s3.delete_object(Bucket="kept", Key="k", VersionId="3HL4kqtJlcpX")
-    assert e.value.response["Error"]["Code"] == "NoSuchVersion"
+    assert e.value.response["Error"]["Code"] == "InvalidArgument"
     assert [v["Key"] for v in s3.list_object_versions(Bucket="kept")["Versions"]] == ["k"]
     s3.delete_object(Bucket="kept", Key="k", VersionId="null")
     assert "Versions" not in s3.list_object_versions(Bucket="kept")

@@ -158,7 +158,7 @@ def test_an_anonymous_request_is_refused_before_anything_else(gateway: GatewayOn
     assert status == 403 and "<Code>AccessDenied</Code>" in text
     status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=abc", user=None)
     assert status == 403 and "<Code>AccessDenied</Code>" in text
-    status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=abc", user="alice")
+    status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=00000000000000ff", user="alice")
     assert status == 404 and "<Code>NoSuchVersion</Code>" in text
     for method, target in (("PUT", f"/{BUCKET}?lifecycle"), ("DELETE", f"/{BUCKET}/k?acl")):
         status, text = gateway.signed_request(method, target, user=None)

@@ -1,7 +1,7 @@
 """What a header or query parameter asks the gateway does, or the request is refused (issue 28, the review
-of defects 10-14): Object Lock, object ownership, website redirects, MFA delete and full-object checksums
-are never accepted and ignored; x-amz-* parameters in the query string and a single-valued header sent
-twice are refused rather than read half."""
+of defects 10-14): Object Lock, object ownership, website redirects and MFA delete are never
+accepted and ignored; x-amz-* parameters in the query string and a single-valued header sent twice are
+refused rather than read half."""
 
 from __future__ import annotations
 
@@ -105,31 +105,6 @@ def test_redirects_mfa_delete_appends_and_copy_checksums_are_not_implemented(gat
         status, text = gateway.signed_request("PUT", f"/{BUCKET}/appended", b"", {header: "0"})
         assert status == 501 and "<Code>NotImplemented</Code>" in text
     assert not {"sum", "appended"} & set(keys(s3))
-
-
-def test_a_part_of_an_object_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
-    """HEAD ?partNumber would otherwise answer the whole object's size as the part's."""
-    assert refused(s3.head_object, Bucket=BUCKET, Key="source", PartNumber=1)[0] == 501  # HEAD: no body
-    assert refused(s3.get_object, Bucket=BUCKET, Key="source", PartNumber=1)[:2] == (501, "NotImplemented")
-
-
-def test_a_full_object_checksum_of_a_multipart_upload_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
-    """The gateway does not compute a whole object's checksum over its parts: FULL_OBJECT is refused when
-    the upload is created and when it is completed, never compared with the completion's XML body."""
-    assert refused(
-        s3.create_multipart_upload,
-        Bucket=BUCKET,
-        Key="full",
-        ChecksumAlgorithm="CRC32",
-        ChecksumType="FULL_OBJECT",
-    )[:2] == (501, "NotImplemented")
-    upload_id = s3.create_multipart_upload(Bucket=BUCKET, Key="full")["UploadId"]
-    part = s3.upload_part(Bucket=BUCKET, Key="full", UploadId=upload_id, PartNumber=1, Body=b"")
-    assert refused(
-        s3.complete_multipart_upload, Bucket=BUCKET, Key="full", UploadId=upload_id, ChecksumCRC32="AAAAAA==",
-        ChecksumType="FULL_OBJECT", MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
-    )[:2] == (501, "NotImplemented")  # fmt: skip
-    assert "full" not in keys(s3)
 
 
 @pytest.mark.parametrize(

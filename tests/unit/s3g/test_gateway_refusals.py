@@ -152,11 +152,12 @@ def test_acl_writes_grant_only_the_owner_full_control(s3) -> None:  # type: igno
     assert refused(s3.put_bucket_acl, Bucket=BUCKET, GrantRead='id="bob"') == (501, "NotImplemented")
 
 
-def test_versioning_cannot_be_enabled(s3) -> None:  # type: ignore[no-untyped-def]
-    for status in ("Enabled", "Suspended"):
-        assert refused(
-            s3.put_bucket_versioning, Bucket=BUCKET, VersioningConfiguration={"Status": status}
-        ) == (501, "NotImplemented")
+def test_mfa_delete_cannot_be_enabled(s3) -> None:  # type: ignore[no-untyped-def]
+    config = {"Status": "Enabled", "MFADelete": "Enabled"}
+    assert refused(s3.put_bucket_versioning, Bucket=BUCKET, VersioningConfiguration=config) == (
+        501,
+        "NotImplemented",
+    )
     assert "Status" not in s3.get_bucket_versioning(Bucket=BUCKET)
 
 

@@ -98,7 +98,6 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
     [
         ("PUT", "/", S3ErrorCode.MethodNotAllowed),
         ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
-        ("PUT", "/b?versioning", S3ErrorCode.NotImplemented),
         ("GET", "/b?lifecycle", S3ErrorCode.NotImplemented),
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
@@ -108,6 +107,10 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("GET", "/b/k?publicAccessBlock", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?ownershipControls", S3ErrorCode.NotImplemented),
         ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
+        ("PUT", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),  # R31's F2: it overwrote the object
+        ("DELETE", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
+        ("HEAD", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),
+        ("GET", "/b?attributes", S3ErrorCode.NotImplemented),  # an object's subresource only
     ],
 )
 def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3ErrorCode) -> None:
@@ -116,10 +119,20 @@ def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3Error
     assert e.value.code is code
 
 
-@pytest.mark.parametrize("path", ["/b/k?versionId=3HL4kqtJlcpX", "/b/k?versionId=abc&acl"])
-def test_a_version_other_than_null_is_no_such_version(path: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "op"),
+    [("/b/k?versionId=null&tagging", Operation.GET_OBJECT_TAGGING),
+     ("/b/k?versionId=abc&acl", Operation.GET_OBJECT_ACL),
+     ("/b/k?versionId=abc&uploadId=u&partNumber=1", Operation.UPLOAD_PART)],
+)  # fmt: skip
+def test_a_version_id_on_an_operation_without_versions_is_not_implemented(path: str, op: Operation) -> None:
     with pytest.raises(S3Error) as e:
-        check_version(target(path, "h", ()))
-    assert e.value.code is S3ErrorCode.NoSuchVersion
-    check_version(target("/b/k?versionId=null", "h", ()))
-    check_version(target("/b?versionId=abc", "h", ()))  # a bucket has no versions to name
+        check_version(target(path, "h", ()), op)
+    assert e.value.code is S3ErrorCode.NotImplemented
+
+
+def test_get_head_and_delete_take_a_version_id() -> None:
+    for op in (Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT):
+        check_version(target("/b/k?versionId=abc", "h", ()), op)
+    check_version(target("/b?versionId=abc", "h", ()), Operation.LIST_OBJECTS)  # a bucket has no versions
+    assert operation("PUT", target("/b?versioning", "h", ()), {}) is Operation.PUT_BUCKET_VERSIONING

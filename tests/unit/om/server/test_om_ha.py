@@ -22,8 +22,10 @@ from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
 from pyozone.om.metadata import (
+    BUCKET_TABLE,
     KEY_TABLE,
     META_TABLE,
+    OBJECT_VERSION_TABLE,
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_POLICY_TABLE,
     VOLUME_TABLE,
@@ -36,6 +38,7 @@ from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_in
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
+from pyozone.protocol import om_records
 from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.protocol.raft import message_to_proto
@@ -534,6 +537,40 @@ def test_a_bucket_s_cors_configuration_reaches_every_om_and_its_answers_stay_sma
                 await client.delete_bucket_cors("vol", "bkt")
                 await everywhere(svc, False)
                 assert await client.get_bucket_cors("vol", "bkt") is None
+            finally:
+                await client.close()
+
+    run(scenario())
+
+
+def test_s3_versions_reach_every_om(tmp_path: Path) -> None:
+    """Issue 33, item 1: a bucket's versioning state and its delete markers (objectVersionTable) are
+    replicated as every write is, and the version listing answers them newest first."""
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                await client.set_bucket_versioning("vol", "bkt", "Enabled")
+                first, second = [await client.delete_key("vol", "bkt", "k") for _ in range(2)]
+
+                def kept() -> bool:
+                    for daemon in svc.daemons.values():
+                        store = daemon.store  # type: ignore[union-attr]
+                        record = om_records.decode_bucket(store.get(BUCKET_TABLE, bucket_key("vol", "bkt")))
+                        markers = list(store.scan(OBJECT_VERSION_TABLE, key_key("vol", "bkt", "k")))
+                        if record.versioning.value != "Enabled" or len(markers) != 2:
+                            return False
+                    return True
+
+                await wait_for_async(kept, 20, "the state and both markers on every OM")
+                listed = await client.list_key_versions("vol", "bkt", "", "", "", 10)
+                assert [(i.version_id, latest, i.delete_marker) for i, latest in listed] == [
+                    (second[0], True, True),
+                    (first[0], False, True),
+                ]
             finally:
                 await client.close()
 

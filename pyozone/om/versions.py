@@ -1,0 +1,225 @@
+"""S3 object versions in om.db (pyozone's; Ozone's OM keeps one version of a key and its gateway has no
+S3 versioning). The design is in docs/om.md, "S3 versions"; the rules in hdds/s3_versions.py.
+
+A key's current version stays in keyTable, where every client (the native client, ofs://, the gateway's
+listings) reads it; objectVersionTable holds its older versions and its delete markers, newest first after
+the key's name. keyTable's entry, when there is one, is always newer than every entry of the key in
+objectVersionTable: whenever the current version goes, the newest remaining version takes its place in
+keyTable unless it is a delete marker (`promote`). A removed version's blocks go to deletedTable as a
+deleted key's do, so KeyDeletingService frees them; the blocks of a version kept are never sent there.
+
+The bucket's usage counts the bytes of every version it keeps, and its keys (usedNamespace) the keys with
+a current version in keyTable.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from pyozone.hdds.om_records import KeyRecord
+from pyozone.hdds.s3_versions import (
+    BucketVersioning,
+    DeleteOutcome,
+    VersionIdError,
+    order_suffix,
+    parse_version_id,
+)
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.metadata import (
+    BUCKET_TABLE,
+    KEY_TABLE,
+    OBJECT_VERSION_TABLE,
+    OMMetadataStore,
+    Op,
+    bucket_key,
+    key_key,
+    version_key,
+)
+from pyozone.om.settings import DEFAULT_LIST_LIMIT
+from pyozone.protocol import om_records
+
+if TYPE_CHECKING:
+    from pyozone.om.core import OzoneManager
+
+_PAST_VERSIONS = "\x00g"
+"""After every order_suffix of a key (16 hex digits follow its NUL): a listing resumes past the key."""
+
+
+def seq_of(text: str) -> int | None:
+    """The sequence number a version id names (None: `null`); INVALID_REQUEST if no version can have it."""
+    try:
+        return parse_version_id(text)
+    except VersionIdError as e:
+        raise OMException(OMResultCode.INVALID_REQUEST, str(e)) from None
+
+
+def is_version(record: KeyRecord, seq: int | None) -> bool:
+    """Whether `record` is the version `seq` names (None: the null version)."""
+    return not record.versioned if seq is None else record.versioned and record.version_seq == seq
+
+
+def table_key(record: KeyRecord) -> str:
+    return version_key(record.volume, record.bucket, record.key, record.version_seq)
+
+
+def older_versions(store: OMMetadataStore, volume: str, bucket: str, key: str) -> Iterator[KeyRecord]:
+    """The key's versions in objectVersionTable, newest first."""
+    for _, value in store.scan(OBJECT_VERSION_TABLE, key_key(volume, bucket, key) + "\x00"):
+        yield om_records.decode_key(value)
+
+
+def find_older(
+    store: OMMetadataStore, volume: str, bucket: str, key: str, seq: int | None
+) -> KeyRecord | None:
+    """The version `seq` names in objectVersionTable (None: the null one), if it is there."""
+    if seq is not None:
+        data = store.get(OBJECT_VERSION_TABLE, version_key(volume, bucket, key, seq))
+        found = om_records.decode_key(data) if data is not None else None
+        return found if found is not None and found.versioned else None
+    return next((r for r in older_versions(store, volume, bucket, key) if not r.versioned), None)
+
+
+def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op]) -> int:
+    """Removes the key's null version from objectVersionTable (a Suspended bucket's write or delete
+    overwrites it), its blocks to deletion; the replicated bytes it held."""
+    found = find_older(om.store, volume, bucket, key, None)
+    if found is None:
+        return 0
+    ops.append((OBJECT_VERSION_TABLE, table_key(found), None))
+    om.orphan(found, ops)
+    return found.replicated_bytes
+
+
+def keep(record: KeyRecord, ops: list[Op]) -> None:
+    """`record` becomes a noncurrent version (its blocks stay where they are)."""
+    ops.append((OBJECT_VERSION_TABLE, table_key(record), om_records.encode_key(record)))
+
+
+def has_versions(store: OMMetadataStore, volume: str, bucket: str) -> bool:
+    return next(store.scan(OBJECT_VERSION_TABLE, bucket_key(volume, bucket) + "/"), None) is not None
+
+
+class ObjectVersions:
+    """The version operations beyond a write and a plain delete (which OzoneManager.replace_key and
+    delete_key carry out): the bucket's state, a version's lookup and removal, and the listing."""
+
+    def __init__(self, om: OzoneManager) -> None:
+        self.om = om
+
+    def set_state(self, volume: str, bucket: str, state: BucketVersioning) -> None:
+        """PutBucketVersioning: Enabled or Suspended; a bucket never goes back to unversioned."""
+        if state is BucketVersioning.UNVERSIONED:
+            raise OMException(OMResultCode.INVALID_REQUEST, "versioning is Enabled or Suspended")
+        om = self.om
+        with om.lock:  # exclusive: no key commit rewrites the bucket's record meanwhile
+            record = om.info_bucket(volume, bucket)
+            if record.versioning is not state:
+                record = replace(record, versioning=state, modification_ms=om.clock.wall_ms())
+                om.commit([(BUCKET_TABLE, bucket_key(volume, bucket), om_records.encode_bucket(record))])
+
+    def find(self, volume: str, bucket: str, key: str, version: str) -> KeyRecord:
+        """The version `version` names, a delete marker included; NO_SUCH_VERSION if the key has none."""
+        seq = seq_of(version)
+        current = self.om.find_key(volume, bucket, key)
+        if current is not None and is_version(current, seq):
+            return current
+        found = find_older(self.om.store, volume, bucket, key, seq)
+        if found is None:
+            self.om.info_bucket(volume, bucket)
+            raise OMException(OMResultCode.NO_SUCH_VERSION, f"key {volume}/{bucket}/{key} version {version}")
+        return found
+
+    def latest_marker(self, volume: str, bucket: str, key: str) -> KeyRecord | None:
+        """The key's latest version when it is a delete marker (there is no current key then)."""
+        newest = next(older_versions(self.om.store, volume, bucket, key), None)
+        return newest if newest is not None and newest.delete_marker else None
+
+    def delete(self, volume: str, bucket: str, key: str, version: str) -> DeleteOutcome:
+        """Removes version `version` for good (DeleteObject with versionId), a delete marker too; one the key
+        does not have is no error, as Amazon answers. Call with the key's lock held."""
+        om = self.om
+        seq = seq_of(version)
+        ops: list[Op] = []
+        current = om.find_key(volume, bucket, key)
+        if current is not None and is_version(current, seq):
+            removed, namespace = current, -1
+            ops.append((KEY_TABLE, key_key(volume, bucket, key), None))
+            if self._promote(volume, bucket, key, None, ops):
+                namespace = 0
+        else:
+            found = find_older(om.store, volume, bucket, key, seq)
+            if found is None:
+                om.info_bucket(volume, bucket)
+                return DeleteOutcome(version, False)
+            removed, namespace = found, 0
+            ops.append((OBJECT_VERSION_TABLE, table_key(found), None))
+            if current is None and self._promote(volume, bucket, key, table_key(found), ops):
+                namespace = 1
+        om.orphan(removed, ops)
+        with om.locks.usage:
+            om.account(om.info_bucket(volume, bucket), -removed.replicated_bytes, namespace, ops)
+            om.commit(ops)
+        return DeleteOutcome(removed.version_id, removed.delete_marker)
+
+    def _promote(self, volume: str, bucket: str, key: str, removed: str | None, ops: list[Op]) -> bool:
+        """The newest remaining version (`removed`: a table key going in the same transaction) becomes the
+        current one in keyTable, unless it is a delete marker; whether one did."""
+        for record in older_versions(self.om.store, volume, bucket, key):
+            if table_key(record) == removed:
+                continue
+            if record.delete_marker:
+                return False
+            ops.append((OBJECT_VERSION_TABLE, table_key(record), None))
+            ops.append((KEY_TABLE, key_key(volume, bucket, key), om_records.encode_key(record)))
+            return True
+        return False
+
+    def list(
+        self, volume: str, bucket: str, prefix: str = "", key_marker: str = "", version_marker: str = "",
+        max_keys: int = 0,
+    ) -> list[tuple[KeyRecord, bool]]:  # fmt: skip
+        """ListObjectVersions' entries (each with whether it is its key's latest version): by key, newest
+        first, after version `version_marker` of `key_marker` (none: after every version of it)."""
+        om = self.om
+        om.info_bucket(volume, bucket)
+        store = om.store
+        after = None
+        if key_marker:
+            after = key_key(volume, bucket, key_marker) + _PAST_VERSIONS
+            if version_marker:
+                marked = self._marker_seq(volume, bucket, key_marker, version_marker)
+                if marked is not None:
+                    after = key_key(volume, bucket, key_marker) + order_suffix(marked)
+        low = key_key(volume, bucket, key_marker) if key_marker else None  # its current one is newest
+        keys = (
+            om_records.decode_key(v) for _, v in store.scan(KEY_TABLE, key_key(volume, bucket, prefix), low)
+        )
+        current = ((key_key(volume, bucket, r.key) + order_suffix(r.version_seq), r) for r in keys)
+        older = (
+            (name, om_records.decode_key(v))
+            for name, v in store.scan(OBJECT_VERSION_TABLE, key_key(volume, bucket, prefix), after)
+        )
+        out: list[tuple[KeyRecord, bool]] = []
+        previous = key_marker if version_marker else None
+        limit = max_keys or DEFAULT_LIST_LIMIT
+        for _, record in heapq.merge(current, older, key=lambda entry: entry[0]):
+            if len(out) >= limit:
+                break
+            out.append((record, record.key != previous))
+            previous = record.key
+        return out
+
+    def _marker_seq(self, volume: str, bucket: str, key: str, version: str) -> int | None:
+        """The sequence number of the listing's version marker; None: the key has no such version (the
+        listing resumes after the key)."""
+        seq = seq_of(version)
+        if seq is not None:
+            return seq
+        current = self.om.find_key(volume, bucket, key)
+        if current is not None and not current.versioned:
+            return current.version_seq
+        found = find_older(self.om.store, volume, bucket, key, None)
+        return found.version_seq if found is not None else None

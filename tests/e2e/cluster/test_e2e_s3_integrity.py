@@ -1,0 +1,256 @@
+"""S3 integrity on a live cluster through boto3, written from Amazon's references (Checking object
+integrity, CreateMultipartUpload's x-amz-checksum-type, CompleteMultipartUpload, GetObjectAttributes,
+GetObject/HeadObject's partNumber): FULL_OBJECT multipart checksums (the CRC of the whole object, which
+boto3 checks again on GET), a wrong completion checksum, GetObjectAttributes' attributes and errors, and
+GET/HEAD of one part (issue 33, item 2)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import crc32c
+import pytest
+from awscrt import checksums as crt_checksums
+from botocore.exceptions import ClientError
+
+from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+
+MiB = 1 << 20
+BUCKET = "integrity"
+PARTS = [5 * MiB, 5 * MiB, 1000]
+"""Three parts: two of S3's least size, then a short last one."""
+CRCS: dict[str, Callable[[bytes], int]] = {
+    "CRC32": zlib.crc32,
+    "CRC32C": crc32c.crc32c,
+    "CRC64NVME": crt_checksums.crc64nvme,
+}
+
+
+def b64_crc(algorithm: str, data: bytes) -> str:
+    width = 8 if algorithm == "CRC64NVME" else 4
+    return base64.b64encode(CRCS[algorithm](data).to_bytes(width, "big")).decode()
+
+
+@pytest.fixture(scope="module")
+def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
+    with s3_cluster(request, tmp_path_factory, "s3-integrity") as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="module")
+def client(s3: S3Endpoint):  # type: ignore[no-untyped-def]
+    c = s3.boto3()
+    c.create_bucket(Bucket=BUCKET)
+    return c
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+def upload_parts(
+    client: Any, key: str, algorithm: str, checksum_type: str
+) -> tuple[str, list[bytes], list[dict]]:  # type: ignore[type-arg]
+    created = client.create_multipart_upload(
+        Bucket=BUCKET, Key=key, ChecksumAlgorithm=algorithm, ChecksumType=checksum_type
+    )
+    assert (created["ChecksumAlgorithm"], created["ChecksumType"]) == (algorithm, checksum_type)
+    datas = [os.urandom(n) for n in PARTS]
+    parts = []
+    for number, data in enumerate(datas, 1):
+        done = client.upload_part(
+            Bucket=BUCKET, Key=key, UploadId=created["UploadId"], PartNumber=number, Body=data,
+            ChecksumAlgorithm=algorithm,
+        )  # fmt: skip
+        assert done[f"Checksum{algorithm}"] == b64_crc(algorithm, data)
+        parts.append(
+            {"PartNumber": number, "ETag": done["ETag"], f"Checksum{algorithm}": done[f"Checksum{algorithm}"]}
+        )
+    return created["UploadId"], datas, parts
+
+
+@pytest.mark.parametrize("algorithm", CRCS)
+def test_a_full_object_checksum_is_the_crc_of_the_whole_object(client, algorithm: str) -> None:  # type: ignore[no-untyped-def]
+    key = f"full/{algorithm}"
+    upload_id, datas, parts = upload_parts(client, key, algorithm, "FULL_OBJECT")
+    whole = b"".join(datas)
+    expected = b64_crc(algorithm, whole)
+    done = client.complete_multipart_upload(
+        Bucket=BUCKET, Key=key, UploadId=upload_id, ChecksumType="FULL_OBJECT",
+        MultipartUpload={"Parts": parts}, **{f"Checksum{algorithm}": expected},
+    )  # fmt: skip
+    assert (done[f"Checksum{algorithm}"], done["ChecksumType"]) == (expected, "FULL_OBJECT")
+    head = client.head_object(Bucket=BUCKET, Key=key, ChecksumMode="ENABLED")
+    assert (head[f"Checksum{algorithm}"], head["ChecksumType"]) == (expected, "FULL_OBJECT")
+    got = client.get_object(Bucket=BUCKET, Key=key, ChecksumMode="ENABLED")  # boto3 verifies it as it reads
+    assert got[f"Checksum{algorithm}"] == expected and got["Body"].read() == whole
+
+
+def test_a_full_object_upload_completed_without_a_checksum_gets_one(client) -> None:  # type: ignore[no-untyped-def]
+    upload_id, datas, parts = upload_parts(client, "full/unnamed", "CRC32C", "FULL_OBJECT")
+    bare = [{"PartNumber": p["PartNumber"], "ETag": p["ETag"]} for p in parts]
+    done = client.complete_multipart_upload(
+        Bucket=BUCKET, Key="full/unnamed", UploadId=upload_id, MultipartUpload={"Parts": bare}
+    )
+    assert done["ChecksumCRC32C"] == b64_crc("CRC32C", b"".join(datas))
+
+
+def test_a_wrong_completion_checksum_is_a_bad_digest_and_stores_nothing(client) -> None:  # type: ignore[no-untyped-def]
+    upload_id, datas, parts = upload_parts(client, "full/wrong", "CRC32", "FULL_OBJECT")
+    wrong = b64_crc("CRC32", b"".join(datas) + b"x")
+    assert refused(
+        client.complete_multipart_upload, Bucket=BUCKET, Key="full/wrong", UploadId=upload_id,
+        ChecksumCRC32=wrong, MultipartUpload={"Parts": parts},
+    ) == (400, "BadDigest")  # fmt: skip
+    assert refused(client.head_object, Bucket=BUCKET, Key="full/wrong")[0] == 404
+    right = b64_crc("CRC32", b"".join(datas))
+    done = client.complete_multipart_upload(
+        Bucket=BUCKET,
+        Key="full/wrong",
+        UploadId=upload_id,
+        ChecksumCRC32=right,
+        MultipartUpload={"Parts": parts},
+    )
+    assert done["ChecksumCRC32"] == right
+
+
+def test_sha_cannot_be_full_object(client) -> None:  # type: ignore[no-untyped-def]
+    assert refused(
+        client.create_multipart_upload, Bucket=BUCKET, Key="sha", ChecksumAlgorithm="SHA256",
+        ChecksumType="FULL_OBJECT",
+    ) == (400, "InvalidRequest")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def composite(client) -> list[bytes]:  # type: ignore[no-untyped-def]
+    """A COMPOSITE CRC32 object of PARTS' parts, and a single PUT beside it."""
+    upload_id, datas, parts = upload_parts(client, "composite", "CRC32", "COMPOSITE")
+    client.complete_multipart_upload(
+        Bucket=BUCKET, Key="composite", UploadId=upload_id, MultipartUpload={"Parts": parts}
+    )
+    client.put_object(Bucket=BUCKET, Key="single", Body=b"single put", ChecksumAlgorithm="SHA256")
+    return datas
+
+
+EVERY = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
+
+
+def test_get_object_attributes_of_a_multipart_object(client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    head = client.head_object(Bucket=BUCKET, Key="composite", ChecksumMode="ENABLED")
+    got = client.get_object_attributes(Bucket=BUCKET, Key="composite", ObjectAttributes=EVERY)
+    assert got["ETag"] == head["ETag"].strip('"') and got["ETag"].endswith("-3")
+    assert got["Checksum"] == {"ChecksumCRC32": head["ChecksumCRC32"], "ChecksumType": "COMPOSITE"}
+    assert (got["StorageClass"], got["ObjectSize"]) == ("STANDARD", sum(PARTS))
+    parts = got["ObjectParts"]
+    assert (parts["TotalPartsCount"], parts["IsTruncated"]) == (3, False)
+    assert [(p["PartNumber"], p["Size"], p["ChecksumCRC32"]) for p in parts["Parts"]] == [
+        (number, len(data), b64_crc("CRC32", data)) for number, data in enumerate(composite, 1)
+    ]
+    page = client.get_object_attributes(
+        Bucket=BUCKET, Key="composite", ObjectAttributes=["ObjectParts"], MaxParts=1, PartNumberMarker=1
+    )["ObjectParts"]
+    assert (page["IsTruncated"], page["NextPartNumberMarker"], page["MaxParts"]) == (True, 2, 1)
+    assert [p["PartNumber"] for p in page["Parts"]] == [2]
+
+
+def test_get_object_attributes_each_alone(client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    for name in EVERY:
+        got = client.get_object_attributes(Bucket=BUCKET, Key="single", ObjectAttributes=[name])
+        shown = set(got) - {"ResponseMetadata", "LastModified"}
+        assert shown == (set() if name == "ObjectParts" else {name}), name  # a single PUT has no parts
+    checksum = client.get_object_attributes(Bucket=BUCKET, Key="single", ObjectAttributes=["Checksum"])[
+        "Checksum"
+    ]
+    assert checksum["ChecksumType"] == "FULL_OBJECT" and "ChecksumSHA256" in checksum
+
+
+def test_get_object_attributes_errors(client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    assert refused(client.get_object_attributes, Bucket=BUCKET, Key="single", ObjectAttributes=["Owner"]) == (
+        400, "InvalidArgument",
+    )  # fmt: skip
+    assert refused(client.get_object_attributes, Bucket=BUCKET, Key="absent", ObjectAttributes=["ETag"]) == (
+        404, "NoSuchKey",
+    )  # fmt: skip
+    assert refused(
+        client.get_object_attributes, Bucket="no-such-bucket", Key="k", ObjectAttributes=["ETag"]
+    ) == (404, "NoSuchBucket")  # fmt: skip
+    assert refused(
+        client.get_object_attributes, Bucket=BUCKET, Key="single", ObjectAttributes=["ETag"],
+        VersionId="00000000000000a2",
+    ) == (404, "NoSuchVersion")  # fmt: skip
+
+
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_get_and_head_of_one_part(client, composite: list[bytes], number: int) -> None:  # type: ignore[no-untyped-def]
+    start = sum(PARTS[: number - 1])
+    end = start + PARTS[number - 1] - 1
+    got = client.get_object(Bucket=BUCKET, Key="composite", PartNumber=number)
+    assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
+    assert (got["PartsCount"], got["ContentLength"]) == (3, PARTS[number - 1])
+    assert got["ContentRange"] == f"bytes {start}-{end}/{sum(PARTS)}"
+    assert got["Body"].read() == composite[number - 1]
+    checked = client.get_object(Bucket=BUCKET, Key="composite", PartNumber=number, ChecksumMode="ENABLED")
+    assert checked["ChecksumCRC32"] == b64_crc("CRC32", composite[number - 1])  # the part's: boto3 checks it
+    assert checked["Body"].read() == composite[number - 1]
+    head = client.head_object(Bucket=BUCKET, Key="composite", PartNumber=number)
+    assert (head["PartsCount"], head["ContentLength"], head["ContentRange"]) == (
+        3,
+        PARTS[number - 1],
+        got["ContentRange"],
+    )
+
+
+def test_a_part_beyond_the_last_or_with_a_range_is_refused(client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    assert refused(client.get_object, Bucket=BUCKET, Key="composite", PartNumber=4) == (
+        416,
+        "InvalidPartNumber",
+    )
+    assert refused(client.head_object, Bucket=BUCKET, Key="composite", PartNumber=4)[0] == 416
+    assert refused(client.get_object, Bucket=BUCKET, Key="composite", PartNumber=1, Range="bytes=0-9") == (
+        400, "InvalidRequest",
+    )  # fmt: skip
+
+
+def test_a_single_put_is_its_one_part(client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    got = client.get_object(Bucket=BUCKET, Key="single", PartNumber=1)
+    assert got["Body"].read() == b"single put" and "PartsCount" not in got
+    assert got["ContentRange"] == "bytes 0-9/10"
+    assert refused(client.get_object, Bucket=BUCKET, Key="single", PartNumber=2) == (416, "InvalidPartNumber")
+
+
+def test_an_empty_last_part_is_no_bytes(client) -> None:  # type: ignore[no-untyped-def]
+    """An empty last part (S3 allows the last part any size) is answered as no bytes, not the object."""
+    upload = client.create_multipart_upload(Bucket=BUCKET, Key="empty-last")["UploadId"]
+    first = os.urandom(PARTS[0])
+    parts = [
+        {"PartNumber": n, "ETag": client.upload_part(
+            Bucket=BUCKET, Key="empty-last", UploadId=upload, PartNumber=n, Body=data)["ETag"]}
+        for n, data in ((1, first), (2, b""))
+    ]  # fmt: skip
+    client.complete_multipart_upload(
+        Bucket=BUCKET, Key="empty-last", UploadId=upload, MultipartUpload={"Parts": parts}
+    )
+    got = client.get_object(Bucket=BUCKET, Key="empty-last", PartNumber=2)
+    assert (got["ResponseMetadata"]["HTTPStatusCode"], got["PartsCount"], got["ContentLength"]) == (200, 2, 0)
+    assert got["Body"].read() == b"" and "ContentRange" not in got
+    head = client.head_object(Bucket=BUCKET, Key="empty-last", PartNumber=2)
+    assert (head["PartsCount"], head["ContentLength"]) == (2, 0)
+    assert client.get_object(Bucket=BUCKET, Key="empty-last", PartNumber=1)["Body"].read() == first
+
+
+def test_checksummed_parts_must_be_consecutive_from_one(client) -> None:  # type: ignore[no-untyped-def]
+    """R31's F4, Amazon's CompletedPart.PartNumber: with an additional checksum on each part, parts 1 and 3
+    are InvalidPartOrder (a parts count of 2 with part 3 served misled part-wise downloaders)."""
+    upload, _, parts = upload_parts(client, "gapped", "CRC32", "FULL_OBJECT")
+    assert refused(
+        client.complete_multipart_upload, Bucket=BUCKET, Key="gapped", UploadId=upload,
+        MultipartUpload={"Parts": [parts[0], parts[2]]},
+    ) == (400, "InvalidPartOrder")  # fmt: skip
+    put = client.put_object(Bucket=BUCKET, Key="summed", Body=b"x", ChecksumAlgorithm="CRC32")
+    assert put["ChecksumType"] == "FULL_OBJECT"  # R31's I6

@@ -1,0 +1,222 @@
+"""S3 versions in OM (om/versions.py): a versioned bucket keeps every write, a delete adds a marker, a
+version removed for good sends its blocks (and only its) to deletedTable, Suspended overwrites the null
+version, the listing orders and pages versions, and om.db keeps all of it across a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyozone.hdds.clock import ManualClock
+from pyozone.hdds.ids import BlockID
+from pyozone.hdds.om_records import KeyBlock
+from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.metadata import DELETED_TABLE, OMMetadataStore
+from pyozone.om.settings import OMSettings
+from pyozone.protocol import om_records
+from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
+
+ENABLED = BucketVersioning.ENABLED
+SUSPENDED = BucketVersioning.SUSPENDED
+
+
+@pytest.fixture
+def om(tmp_path: Path) -> OzoneManager:
+    om = make_om(tmp_path)
+    om.create_volume("vol1")
+    om.create_bucket("vol1", "bkt1")
+    return om
+
+
+def write(om: OzoneManager, key: str, size: int = 10) -> tuple[str, list[BlockID]]:
+    """A committed key of `size` bytes: its version id and its blocks."""
+    session = om.open_key("vol1", "bkt1", key, size)
+    blocks = [KeyBlock(b.block_id, 0, size) for b in session.key.blocks[:1]]
+    record = om.commit_key("vol1", "bkt1", key, session.client_id, size, blocks)
+    return record.version_id, [b.block_id for b in blocks]
+
+
+def freed(om: OzoneManager) -> set[BlockID]:
+    return {b.block_id for _, v in om.store.scan(DELETED_TABLE) for b in om_records.decode_key(v).blocks}
+
+
+def listed(om: OzoneManager, **kw: object) -> list[tuple[str, str, bool, bool]]:
+    """(key, version id, latest, marker) of each entry."""
+    found = om.versions.list("vol1", "bkt1", **kw)  # type: ignore[arg-type]
+    return [(r.key, r.version_id, latest, r.delete_marker) for r, latest in found]
+
+
+def refused(call, *args) -> OMResultCode:  # type: ignore[no-untyped-def]
+    with pytest.raises(OMException) as error:
+        call(*args)
+    return error.value.code
+
+
+def test_a_put_on_an_enabled_bucket_keeps_the_old_version(om: OzoneManager) -> None:
+    old, old_blocks = write(om, "k")
+    assert old == NULL_VERSION  # written before versioning: the null version
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    new, _ = write(om, "k")
+    assert new not in (NULL_VERSION, "")
+    assert freed(om) == set()  # the old version's blocks are kept
+    assert om.lookup_key("vol1", "bkt1", "k").key.version_id == new
+    kept = om.lookup_key("vol1", "bkt1", "k", version=NULL_VERSION).key
+    assert [b.block_id for b in kept.blocks] == old_blocks
+    assert listed(om) == [("k", new, True, False), ("k", NULL_VERSION, False, False)]
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1
+
+
+def test_version_ids_order_by_time(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    ids = [write(om, "k")[0] for _ in range(3)]
+    assert ids == sorted(ids)
+    assert [v for _, v, _, _ in listed(om)] == ids[::-1]
+
+
+def test_a_delete_adds_a_marker_and_keeps_the_data(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, blocks = write(om, "k")
+    outcome = om.delete_key("vol1", "bkt1", "k")
+    assert outcome.delete_marker and outcome.version_id > v1
+    assert refused(om.lookup_key, "vol1", "bkt1", "k") is OMResultCode.KEY_NOT_FOUND
+    marker = om.lookup_key("vol1", "bkt1", "k", delete_markers=True).key
+    assert marker.delete_marker and marker.version_id == outcome.version_id
+    assert om.list_keys("vol1", "bkt1") == []  # native listings see no key
+    assert freed(om) == set()
+    assert om.lookup_key("vol1", "bkt1", "k", version=v1).key.blocks[0].block_id == blocks[0]
+    assert listed(om) == [("k", outcome.version_id, True, True), ("k", v1, False, False)]
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 0
+
+
+def test_a_delete_of_a_missing_key_still_adds_a_marker(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    outcome = om.delete_key("vol1", "bkt1", "never")
+    assert outcome.delete_marker
+    assert listed(om) == [("never", outcome.version_id, True, True)]
+
+
+def test_removing_a_version_frees_only_its_blocks(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, b1 = write(om, "k")
+    v2, b2 = write(om, "k")
+    assert om.delete_key("vol1", "bkt1", "k", version=v1) == DeleteOutcome(v1, False)
+    assert freed(om) == set(b1)
+    assert refused(om.lookup_key, "vol1", "bkt1", "k", "", False, v1) is OMResultCode.NO_SUCH_VERSION
+    assert om.delete_key("vol1", "bkt1", "k", version=v2) == DeleteOutcome(v2, False)
+    assert freed(om) == set(b1) | set(b2)
+    assert listed(om) == []
+    assert om.info_bucket("vol1", "bkt1").used_bytes == 0
+
+
+def test_removing_the_current_version_makes_the_previous_one_current(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    v2, b2 = write(om, "k")
+    om.delete_key("vol1", "bkt1", "k", version=v2)
+    assert freed(om) == set(b2)
+    assert om.lookup_key("vol1", "bkt1", "k").key.version_id == v1
+    assert [k.key for k in om.list_keys("vol1", "bkt1")] == ["k"]
+    assert listed(om) == [("k", v1, True, False)]
+
+
+def test_removing_the_latest_marker_brings_the_object_back(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    marker = om.delete_key("vol1", "bkt1", "k").version_id
+    assert om.delete_key("vol1", "bkt1", "k", version=marker) == DeleteOutcome(marker, True)
+    assert om.lookup_key("vol1", "bkt1", "k").key.version_id == v1
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1
+    assert freed(om) == set()
+
+
+def test_a_version_the_key_lacks_is_no_error_and_a_malformed_one_is_refused(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    write(om, "k")
+    missing = "00000000000000ff"
+    assert om.delete_key("vol1", "bkt1", "k", version=missing) == DeleteOutcome(missing, False)
+    assert refused(om.delete_key, "vol1", "bkt1", "k", None, "nope") is OMResultCode.INVALID_REQUEST
+    assert refused(om.lookup_key, "vol1", "bkt1", "k", "", False, missing) is OMResultCode.NO_SUCH_VERSION
+
+
+def test_suspended_overwrites_the_null_version_and_keeps_the_others(om: OzoneManager) -> None:
+    _, null_blocks = write(om, "k")
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    again, again_blocks = write(om, "k")
+    assert again == NULL_VERSION
+    assert freed(om) == set(null_blocks)  # the first null version, replaced
+    write(om, "k")
+    assert freed(om) == set(null_blocks) | set(again_blocks)
+    assert [v for _, v, _, _ in listed(om)] == [NULL_VERSION, v1]
+
+
+def test_a_delete_while_suspended_puts_a_null_marker(om: OzoneManager) -> None:
+    _, blocks = write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    assert om.delete_key("vol1", "bkt1", "k") == DeleteOutcome(NULL_VERSION, True)
+    assert freed(om) == set(blocks)  # the null version it replaced
+    assert listed(om) == [("k", NULL_VERSION, True, True)]
+
+
+def test_listing_pages_by_key_and_version_marker(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    a1, _ = write(om, "a")
+    a2, _ = write(om, "a")
+    b1, _ = write(om, "a/b")
+    c1, _ = write(om, "c")
+    assert listed(om, max_keys=2) == [("a", a2, True, False), ("a", a1, False, False)]
+    assert listed(om, key_marker="a", version_marker=a2, max_keys=2) == [
+        ("a", a1, False, False),
+        ("a/b", b1, True, False),
+    ]
+    assert listed(om, key_marker="a") == [("a/b", b1, True, False), ("c", c1, True, False)]
+    assert listed(om, prefix="a/") == [("a/b", b1, True, False)]
+
+
+def test_a_rename_in_a_versioned_bucket_is_refused(om: OzoneManager) -> None:
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    assert refused(om.rename_key, "vol1", "bkt1", "k", "moved") is OMResultCode.INVALID_REQUEST
+    assert om.lookup_key("vol1", "bkt1", "k").key.key == "k"
+
+
+def test_set_state_never_goes_back_to_unversioned(om: OzoneManager) -> None:
+    assert om.info_bucket("vol1", "bkt1").versioning is BucketVersioning.UNVERSIONED
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    assert om.info_bucket("vol1", "bkt1").versioning is SUSPENDED
+    assert refused(om.versions.set_state, "vol1", "bkt1", BucketVersioning.UNVERSIONED) is (
+        OMResultCode.INVALID_REQUEST
+    )
+
+
+def test_a_bucket_with_versions_or_markers_is_not_empty(om: OzoneManager) -> None:
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    marker = om.delete_key("vol1", "bkt1", "k").version_id
+    assert refused(om.delete_bucket, "vol1", "bkt1") is OMResultCode.BUCKET_NOT_EMPTY
+    om.delete_key("vol1", "bkt1", "k", version=v1)
+    assert refused(om.delete_bucket, "vol1", "bkt1") is OMResultCode.BUCKET_NOT_EMPTY
+    om.delete_key("vol1", "bkt1", "k", version=marker)
+    om.delete_bucket("vol1", "bkt1")
+
+
+def test_versions_survive_a_restart(tmp_path: Path) -> None:
+    scm = FakeScm()
+    om = make_om(tmp_path, scm)
+    om.create_volume("vol1")
+    om.create_bucket("vol1", "bkt1")
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    marker = om.delete_key("vol1", "bkt1", "k").version_id
+    om.store.close()
+    again = OzoneManager(
+        OMMetadataStore(tmp_path / "om.db"), scm, OMSettings(block_size=BLOCK), ManualClock(), "tester"
+    )
+    assert again.info_bucket("vol1", "bkt1").versioning is ENABLED
+    assert listed(again) == [("k", marker, True, True), ("k", v1, False, False)]
+    v2, _ = write(again, "k")
+    assert v2 > marker  # ids keep growing across the restart
