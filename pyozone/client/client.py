@@ -378,6 +378,30 @@ class AsyncOzoneClient:
     async def delete_bucket_lifecycle(self, volume: str, bucket: str) -> None:
         await self.om.delete_bucket_lifecycle(volume, bucket)
 
+    # ------------------------------------------------------------------ S3 bucket policy
+    async def put_bucket_policy(self, volume: str, bucket: str, policy: bytes) -> None:
+        """Replaces the bucket's S3 bucket policy (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_policy(volume, bucket, policy)
+
+    async def get_bucket_policy(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 bucket policy as sent; None: it has none."""
+        return await self.om.get_bucket_policy(volume, bucket)
+
+    async def delete_bucket_policy(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_policy(volume, bucket)
+
+    # ------------------------------------------------------------------ S3 PublicAccessBlock
+    async def put_bucket_public_access_block(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 PublicAccessBlock (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_public_access_block(volume, bucket, configuration)
+
+    async def get_bucket_public_access_block(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 PublicAccessBlock; None: it has none."""
+        return await self.om.get_bucket_public_access_block(volume, bucket)
+
+    async def delete_bucket_public_access_block(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_public_access_block(volume, bucket)
+
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self,

@@ -523,6 +523,36 @@ class OmClient:
         request = wire.run_s3_lifecycle_request(now_ms)
         return await self._call("runS3Lifecycle", request, wire.lifecycle_run_from_proto)
 
+    async def put_bucket_policy(self, volume: str, bucket: str, policy: bytes) -> None:
+        """Replaces the bucket's S3 bucket policy (the JSON document as the S3 client sent it)."""
+        request = wire.put_bucket_policy_request(volume, bucket, policy)
+        await self._call("putBucketPolicy", request, lambda r: None)
+
+    async def get_bucket_policy(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 bucket policy as sent; None: it has none."""
+        request = wire.get_bucket_policy_request(volume, bucket)
+        return await self._call("getBucketPolicy", request, wire.bucket_policy_from_proto)
+
+    async def delete_bucket_policy(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_policy_request(volume, bucket)
+        await self._call("deleteBucketPolicy", request, lambda r: None)
+
+    async def put_bucket_public_access_block(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 PublicAccessBlock (the document as the S3 client sent it)."""
+        request = wire.put_bucket_public_access_block_request(volume, bucket, configuration)
+        await self._call("putBucketPublicAccessBlock", request, lambda r: None)
+
+    async def get_bucket_public_access_block(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 PublicAccessBlock as OM keeps it; None: it has none."""
+        request = wire.get_bucket_public_access_block_request(volume, bucket)
+        return await self._call(
+            "getBucketPublicAccessBlock", request, wire.bucket_public_access_block_from_proto
+        )
+
+    async def delete_bucket_public_access_block(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_public_access_block_request(volume, bucket)
+        await self._call("deleteBucketPublicAccessBlock", request, lambda r: None)
+
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)
         return await self._call(

@@ -40,6 +40,8 @@ from pyozone.om.metadata import (
     OPEN_KEY_TABLE,
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_POLICY_TABLE,
+    S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     VOLUME_TABLE,
     OMMetadataStore,
     Op,
@@ -283,9 +285,14 @@ class OzoneManager:
                 (BUCKET_TABLE, bucket_key(volume, bucket), None),
                 (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
             ]
-            # its S3 CORS and lifecycle configurations go with it; only if it has one, so a bucket
-            # deletion stays applicable by an OM that predates their tables (R29's N6)
-            for table in (S3_BUCKET_CORS_TABLE, S3_BUCKET_LIFECYCLE_TABLE):
+            # its S3 CORS, lifecycle, policy and PublicAccessBlock configurations go with it; only if it has
+            # one, so a bucket deletion stays applicable by an OM that predates their tables (R29's N6)
+            for table in (
+                S3_BUCKET_CORS_TABLE,
+                S3_BUCKET_LIFECYCLE_TABLE,
+                S3_BUCKET_POLICY_TABLE,
+                S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+            ):
                 if self.store.get(table, bucket_key(volume, bucket)) is not None:
                     ops.append((table, bucket_key(volume, bucket), None))
             self.commit(ops)

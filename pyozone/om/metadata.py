@@ -60,6 +60,10 @@ bucket's record, which every key commit rewrites and every listing answers."""
 S3_BUCKET_LIFECYCLE_TABLE = "s3BucketLifecycleTable"
 """A bucket's S3 lifecycle configuration by bucket_key (pyozone's), apart from the bucket's record as the
 CORS configuration is; the lifecycle service (om/lifecycle.py) reads every row of it each run."""
+S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
+"""A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
+S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
+"""A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
 OBJECT_VERSION_TABLE = "objectVersionTable"
 """S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
 keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
@@ -74,6 +78,8 @@ TABLE_NAMES = (
     MULTIPART_INFO_TABLE,
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_POLICY_TABLE,
+    S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     OBJECT_VERSION_TABLE,
     META_TABLE,
 )

@@ -667,6 +667,86 @@ class RunS3LifecycleResponse(_message.Message):
     uploadsAborted: int
     def __init__(self, keysExpired: _Optional[int] = ..., versionsExpired: _Optional[int] = ..., markersRemoved: _Optional[int] = ..., uploadsAborted: _Optional[int] = ...) -> None: ...
 
+class PutBucketPolicyRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "policy")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    policy: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., policy: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketPolicyResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketPolicyRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketPolicyResponse(_message.Message):
+    __slots__ = ("policy",)
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    policy: bytes
+    def __init__(self, policy: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketPolicyRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketPolicyResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PutBucketPublicAccessBlockRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketPublicAccessBlockResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketPublicAccessBlockRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketPublicAccessBlockResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketPublicAccessBlockRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketPublicAccessBlockResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class S3Secret(_message.Message):
     __slots__ = ("kerberosID", "awsSecret")
     KERBEROSID_FIELD_NUMBER: _ClassVar[int]

@@ -432,6 +432,46 @@ def lifecycle_run_from_proto(response: om_pb.RunS3LifecycleResponse) -> Lifecycl
     )
 
 
+def put_bucket_policy_request(volume: str, bucket: str, policy: bytes) -> om_pb.PutBucketPolicyRequest:
+    return om_pb.PutBucketPolicyRequest(volume=volume, bucket=bucket, policy=policy)
+
+
+def get_bucket_policy_request(volume: str, bucket: str) -> om_pb.GetBucketPolicyRequest:
+    return om_pb.GetBucketPolicyRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_policy_request(volume: str, bucket: str) -> om_pb.DeleteBucketPolicyRequest:
+    return om_pb.DeleteBucketPolicyRequest(volume=volume, bucket=bucket)
+
+
+def bucket_policy_from_proto(response: om_pb.GetBucketPolicyResponse) -> bytes | None:
+    """None: the bucket has no policy."""
+    return response.policy or None
+
+
+def put_bucket_public_access_block_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketPublicAccessBlockRequest:
+    return om_pb.PutBucketPublicAccessBlockRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_public_access_block_request(
+    volume: str, bucket: str
+) -> om_pb.GetBucketPublicAccessBlockRequest:
+    return om_pb.GetBucketPublicAccessBlockRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_public_access_block_request(
+    volume: str, bucket: str
+) -> om_pb.DeleteBucketPublicAccessBlockRequest:
+    return om_pb.DeleteBucketPublicAccessBlockRequest(volume=volume, bucket=bucket)
+
+
+def bucket_public_access_block_from_proto(response: om_pb.GetBucketPublicAccessBlockResponse) -> bytes | None:
+    """None: the bucket has no PublicAccessBlock."""
+    return response.configuration or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -583,6 +623,16 @@ def lifecycle_run_answer(run: LifecycleRun) -> om_pb.RunS3LifecycleResponse:
         keysExpired=run.keys_expired, versionsExpired=run.versions_expired,
         markersRemoved=run.markers_removed, uploadsAborted=run.uploads_aborted,
     )  # fmt: skip
+
+
+def bucket_policy_answer(policy: bytes | None) -> om_pb.GetBucketPolicyResponse:
+    return om_pb.GetBucketPolicyResponse(policy=policy or b"")
+
+
+def bucket_public_access_block_answer(
+    configuration: bytes | None,
+) -> om_pb.GetBucketPublicAccessBlockResponse:
+    return om_pb.GetBucketPublicAccessBlockResponse(configuration=configuration or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

@@ -12,7 +12,7 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import xml
 from pyozone.s3g.buckets import bucket_owner, owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import CANNED_ACL, PRIVATE
+from pyozone.s3g.headers import CANNED_ACL, OWNER_CANNED_ACLS
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import S3Request
@@ -62,10 +62,10 @@ def _policy(name: str) -> web.Response:
 
 async def _check_private(s3: S3Request, name: str) -> None:
     """The ACL a write asks for must be the owner's FULL_CONTROL alone (a canned ACL or a grant header
-    other than `private` was refused with the request's headers)."""
+    other than `private` or `bucket-owner-full-control` was refused with the request's headers)."""
     body = await s3.body.read_all()
     if not body.strip():
-        if s3.headers.get(CANNED_ACL) != PRIVATE:
+        if s3.headers.get(CANNED_ACL) not in OWNER_CANNED_ACLS:
             raise S3Error(S3ErrorCode.MalformedXML, "The request names no ACL.")
         return
     policy = xml.parse(body, "AccessControlPolicy")

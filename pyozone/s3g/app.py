@@ -14,22 +14,25 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import HttpVersion11, hdrs, web
 
-from pyozone.client.errors import OzoneClientError
 from pyozone.common.http_body import BodyTimeout
 from pyozone.s3g import (
     acls,
     attributes,
     bucket_cors,
     bucket_lifecycle,
+    bucket_policy,
     buckets,
     listing,
     multipart,
     objects,
+    ownership,
+    policy,
     post_object,
     routing,
     xml,
 )
 from pyozone.s3g.acls import expected_owners
+from pyozone.s3g.auth.payload import anonymous_payload
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
 from pyozone.s3g.body import CONTINUE, RequestBody
@@ -37,7 +40,6 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import refuse_unimplemented, with_query_headers
 from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.objects import NotModified, ResponseBroken
-from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import Operation
 
@@ -61,6 +63,16 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_BUCKET_LIFECYCLE: bucket_lifecycle.get_bucket_lifecycle,
     Operation.PUT_BUCKET_LIFECYCLE: bucket_lifecycle.put_bucket_lifecycle,
     Operation.DELETE_BUCKET_LIFECYCLE: bucket_lifecycle.delete_bucket_lifecycle,
+    Operation.GET_BUCKET_POLICY: bucket_policy.get_bucket_policy,
+    Operation.PUT_BUCKET_POLICY: bucket_policy.put_bucket_policy,
+    Operation.DELETE_BUCKET_POLICY: bucket_policy.delete_bucket_policy,
+    Operation.GET_BUCKET_POLICY_STATUS: bucket_policy.get_bucket_policy_status,
+    Operation.GET_PUBLIC_ACCESS_BLOCK: bucket_policy.get_public_access_block,
+    Operation.PUT_PUBLIC_ACCESS_BLOCK: bucket_policy.put_public_access_block,
+    Operation.DELETE_PUBLIC_ACCESS_BLOCK: bucket_policy.delete_public_access_block,
+    Operation.GET_BUCKET_OWNERSHIP_CONTROLS: ownership.get_bucket_ownership_controls,
+    Operation.PUT_BUCKET_OWNERSHIP_CONTROLS: ownership.put_bucket_ownership_controls,
+    Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS: ownership.delete_bucket_ownership_controls,
     Operation.LIST_OBJECTS: listing.list_objects,
     Operation.LIST_OBJECTS_V2: listing.list_objects_v2,
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
@@ -162,7 +174,8 @@ async def _run(
     gateway: Gateway, http: web.Request, where: routing.Target, request_id: str
 ) -> web.StreamResponse:
     """Authenticates before it answers anything about the request (an operation not served, a key too
-    long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket."""
+    long, a version), so an anonymous caller learns only AccessDenied or NoSuchBucket, unless the bucket's
+    policy lets it in. The policy then decides whom the request acts as (policy.acting_user)."""
     unserved: S3Error | None = None
     try:
         operation: Operation | None = routing.operation(http.method, where, http.headers)
@@ -177,9 +190,12 @@ async def _run(
             gateway, http, headers, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )
     except Unsigned:
-        if unserved is None and where.bucket is not None and operation is not Operation.CREATE_BUCKET:
-            await _check_bucket_exists(gateway, where.bucket)
-        raise
+        if operation is None or where.bucket is None or operation is Operation.CREATE_BUCKET:
+            raise
+        acting = await policy.acting_user(gateway, http, where, operation, None, headers)
+        access_key, payload = "", anonymous_payload(headers)
+    else:
+        acting = None
     if operation is None:  # routing refused it: answered now that the caller is known
         raise unserved or S3Error(S3ErrorCode.MethodNotAllowed)
     if (
@@ -189,25 +205,17 @@ async def _run(
     ):
         raise S3Error(S3ErrorCode.KeyTooLongError)
     routing.check_version(where, operation)
+    if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
+        acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
     refuse_unimplemented(headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
-    # OM's ACLs see the access id's user (Ozone's S3 auth); never nobody, which would be the gateway itself
-    assert s3.user, "authenticate refuses an access id that is not a user name"
-    with gateway.client.acting_for(s3.user):
+    # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants
+    # the request; never nobody, which would be the gateway itself
+    assert acting, "authenticate refuses an access id that is not a user name"
+    with gateway.client.acting_for(acting):
         await expected_owners(s3)
         return await HANDLERS[operation](s3)
-
-
-async def _check_bucket_exists(gateway: Gateway, bucket: str) -> None:
-    """NoSuchBucket for an anonymous request to a bucket that does not exist, as S3 answers it; asked as
-    the gateway itself, and anything but "not found" leaves the request's AccessDenied."""
-    try:
-        await gateway.client.bucket_info(gateway.volume, bucket)
-    except OzoneClientError as e:
-        error = s3_error(e, BucketName=bucket)
-        if error.code is S3ErrorCode.NoSuchBucket:
-            raise error from None
 
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:

@@ -62,8 +62,8 @@ async def create_bucket(s3: S3Request) -> web.Response:
         region = config.findtext("LocationConstraint")
         if region not in (None, "", "us-east-1"):
             raise S3Error(S3ErrorCode.InvalidArgument, f"Unsupported location constraint {region!r}")
-    # a new bucket of an old name: not the old one's CORS rules (R29's N2)
-    with s3.gateway.cors.forgetting(s3.bucket):
+    # a new bucket of an old name: not the old one's CORS rules (R29's N2), policy or owner
+    with s3.gateway.cors.forgetting(s3.bucket), s3.gateway.policies.forgetting(s3.bucket):
         try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
             await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
         except OzoneClientError as e:
@@ -100,9 +100,9 @@ async def head_bucket(s3: S3Request) -> web.Response:
 
 
 async def delete_bucket(s3: S3Request) -> web.Response:
-    """OM deletes the bucket's CORS configuration with it; this gateway forgets it at once, so a bucket of
-    the same name created after does not answer with the old owner's rules (R29's N2)."""
-    with s3.gateway.cors.forgetting(s3.bucket):
+    """OM deletes the bucket's CORS configuration and policy with it; this gateway forgets them at once, so
+    a bucket of the same name created after does not answer with the old owner's rules (R29's N2)."""
+    with s3.gateway.cors.forgetting(s3.bucket), s3.gateway.policies.forgetting(s3.bucket):
         try:
             await s3.gateway.client.delete_bucket(s3.gateway.volume, s3.bucket)
         except OzoneClientError as e:

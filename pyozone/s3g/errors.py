@@ -55,6 +55,7 @@ class S3ErrorCode(Enum):
     InvalidToken = (400, "The provided token is malformed or otherwise invalid.")
     KeyTooLongError = (400, "Your key is too long.")
     MalformedXML = (400, "The XML you provided was not well-formed or did not validate against our schema.")
+    MalformedPolicy = (400, "Policies must be valid JSON and the first byte must be '{'")
     MalformedPOSTRequest = (400, "The body of your POST request is not well-formed multipart/form-data.")
     MaxMessageLengthExceeded = (400, "Your request was too big.")
     MaxPostPreDataLengthExceededError = (
@@ -67,6 +68,8 @@ class S3ErrorCode(Enum):
     MissingSecurityHeader = (400, "Your request is missing a required header.")
     NoSuchBucket = (404, "The specified bucket does not exist")
     NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
+    NoSuchBucketPolicy = (404, "The bucket policy does not exist")
+    NoSuchPublicAccessBlockConfiguration = (404, "The public access block configuration was not found")
     NoSuchKey = (404, "The specified key does not exist.")
     NoSuchLifecycleConfiguration = (404, "The lifecycle configuration does not exist")
     NoSuchVersion = (404, "The specified version does not exist.")

@@ -51,6 +51,9 @@ ENCRYPTION_HEADERS = ("x-amz-server-side-encryption", "x-amz-copy-source-server-
 GRANT_HEADERS = "x-amz-grant-"
 CANNED_ACL = "x-amz-acl"
 PRIVATE = "private"
+OWNER_CANNED_ACLS = frozenset({PRIVATE, "bucket-owner-full-control"})
+"""The canned ACLs that grant the bucket's owner FULL_CONTROL and nobody anything: what every bucket and
+object is (BucketOwnerEnforced: an object is its bucket owner's), so asking for one changes nothing."""
 """The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
@@ -215,8 +218,11 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
                 S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
             )
     acl = headers.get(CANNED_ACL)
-    if acl is not None and acl != PRIVATE:
-        raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
+    if acl is not None and acl not in OWNER_CANNED_ACLS:
+        raise S3Error(
+            S3ErrorCode.NotImplemented,
+            f"The canned ACL {acl!r} is not implemented; only private and bucket-owner-full-control.",
+        )
     if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
         raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
     if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):

@@ -16,7 +16,7 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
 from pyozone.hdds.s3_versions import NULL_VERSION
-from pyozone.s3g import xml
+from pyozone.s3g import policy, xml
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
@@ -436,6 +436,11 @@ async def delete_objects(s3: S3Request) -> web.Response:
     client = s3.gateway.client
     for key, version in objects:
         version_el = xml.el("VersionId", version) if version is not None else None
+        if await policy.key_denied(
+            s3.gateway, s3.http, s3.headers, s3.bucket, key, version, s3.user, s3.query
+        ):
+            results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.AccessDenied)))
+            continue
         try:
             version_id, marker = await client.delete_key(
                 s3.gateway.volume, s3.bucket, key, version=version or ""

@@ -33,6 +33,7 @@ from pyozone.s3g.form_data import Event, Field, FileData, FileEnd, FileStart, Fo
 from pyozone.s3g.headers import (
     ETAG,
     MULTI_VALUED_PREFIX,
+    OWNER_CANNED_ACLS,
     PRIVATE,
     check_header_value,
     object_metadata,
@@ -41,6 +42,7 @@ from pyozone.s3g.headers import (
     storage_class,
 )
 from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error
+from pyozone.s3g.policy import acting_user
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import MAX_KEY_BYTES, Operation, Target
 
@@ -85,7 +87,7 @@ async def post_object(
     if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
         check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
     acl = fields.get("acl", PRIVATE)
-    if acl != PRIVATE:
+    if acl not in OWNER_CANNED_ACLS:
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
     if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
         raise S3Error(
@@ -95,7 +97,8 @@ async def post_object(
     s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields)
     length = policy.length or post_policy.LengthRange(0, MAX_PUT_BYTES)
     length = post_policy.LengthRange(length.low, min(length.high, MAX_PUT_BYTES))  # a policy never lifts it
-    with gateway.client.acting_for(s3.user):
+    acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
+    with gateway.client.acting_for(acting):  # its signer, or the bucket's owner if its policy grants it
         await expected_owners(s3)
         etag = await _store(s3, events, length)
     return _answer(http, fields, where.bucket, key, etag)

@@ -12,6 +12,7 @@ from multidict import CIMultiDictProxy
 from pyozone.s3g.cors_cache import CorsCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.numbers import decimal
+from pyozone.s3g.policy import PolicyCache
 from pyozone.s3g.routing import Operation, Target
 from pyozone.s3g.settings import S3GatewaySettings
 
@@ -36,6 +37,8 @@ class Gateway:
     body_idle_timeout_s: float
     cors: CorsCache = field(default_factory=CorsCache)
     """Buckets' CORS configurations, read a few seconds at a time (cors_cache.py)."""
+    policies: PolicyCache = field(default_factory=PolicyCache)
+    """Buckets' owners and policies, read a few seconds at a time (policy.py)."""
 
     @property
     def volume(self) -> str:

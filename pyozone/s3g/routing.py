@@ -27,6 +27,16 @@ class Operation(Enum):
     GET_BUCKET_LIFECYCLE = "GetBucketLifecycleConfiguration"
     PUT_BUCKET_LIFECYCLE = "PutBucketLifecycleConfiguration"
     DELETE_BUCKET_LIFECYCLE = "DeleteBucketLifecycle"
+    GET_BUCKET_POLICY = "GetBucketPolicy"
+    PUT_BUCKET_POLICY = "PutBucketPolicy"
+    DELETE_BUCKET_POLICY = "DeleteBucketPolicy"
+    GET_BUCKET_POLICY_STATUS = "GetBucketPolicyStatus"
+    GET_PUBLIC_ACCESS_BLOCK = "GetPublicAccessBlock"
+    PUT_PUBLIC_ACCESS_BLOCK = "PutPublicAccessBlock"
+    DELETE_PUBLIC_ACCESS_BLOCK = "DeletePublicAccessBlock"
+    GET_BUCKET_OWNERSHIP_CONTROLS = "GetBucketOwnershipControls"
+    PUT_BUCKET_OWNERSHIP_CONTROLS = "PutBucketOwnershipControls"
+    DELETE_BUCKET_OWNERSHIP_CONTROLS = "DeleteBucketOwnershipControls"
     OPTIONS_OBJECT = "OptionsObject"
     """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
     before any other routing, unauthenticated (bucket_cors.py)."""
@@ -112,8 +122,8 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
-    {"policy", "website", "replication", "logging", "notification", "encryption",
-     "object-lock", "publicAccessBlock", "ownershipControls", "requestPayment", "accelerate", "analytics",
+    {"website", "replication", "logging", "notification", "encryption",
+     "object-lock", "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
      "select"}
 )  # fmt: skip
@@ -136,6 +146,14 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_CORS
         if "lifecycle" in q:
             return Operation.GET_BUCKET_LIFECYCLE
+        if "policy" in q:
+            return Operation.GET_BUCKET_POLICY
+        if "policyStatus" in q:
+            return Operation.GET_BUCKET_POLICY_STATUS
+        if "publicAccessBlock" in q:
+            return Operation.GET_PUBLIC_ACCESS_BLOCK
+        if "ownershipControls" in q:
+            return Operation.GET_BUCKET_OWNERSHIP_CONTROLS
         if "uploads" in q:
             return Operation.LIST_MULTIPART_UPLOADS
         if "versions" in q:
@@ -157,6 +175,18 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.DELETE_BUCKET_CORS
     if method == "DELETE" and "lifecycle" in q:
         return Operation.DELETE_BUCKET_LIFECYCLE
+    if method == "PUT" and "policy" in q:
+        return Operation.PUT_BUCKET_POLICY
+    if method == "DELETE" and "policy" in q:
+        return Operation.DELETE_BUCKET_POLICY
+    if method == "PUT" and "publicAccessBlock" in q:
+        return Operation.PUT_PUBLIC_ACCESS_BLOCK
+    if method == "DELETE" and "publicAccessBlock" in q:
+        return Operation.DELETE_PUBLIC_ACCESS_BLOCK
+    if method == "PUT" and "ownershipControls" in q:
+        return Operation.PUT_BUCKET_OWNERSHIP_CONTROLS
+    if method == "DELETE" and "ownershipControls" in q:
+        return Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS
     if method == "HEAD":
         return Operation.HEAD_BUCKET
     if method == "DELETE" and not _subresources(q):
@@ -172,11 +202,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    for name in ("cors", "lifecycle"):  # a bucket's subresources: as refused as before they were ones
-        if name in q:
-            raise S3Error(
-                S3ErrorCode.NotImplemented, f"The {name} subresource is not implemented on an object."
-            )
+    for name in ("cors", "lifecycle", "policy", "policyStatus", "publicAccessBlock", "ownershipControls"):
+        if name in q:  # a bucket's subresources: as refused as before they were ones
+            message = f"The {name} subresource is not implemented on an object."
+            raise S3Error(S3ErrorCode.NotImplemented, message)
     if "acl" in q:
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL

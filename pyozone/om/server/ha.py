@@ -102,7 +102,7 @@ READS = frozenset(
     {
         "infoVolume", "listVolumes", "infoBucket", "listBuckets", "lookupKey", "listKeys", "listParts",
         "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey", "getBucketCors",
-        "listKeyVersions", "getBucketLifecycle",
+        "listKeyVersions", "getBucketLifecycle", "getBucketPolicy", "getBucketPublicAccessBlock",
     }
 )  # fmt: skip
 """The calls that read: each waits for a ReadIndex round first (a call that may also write, getS3Secret,

@@ -33,6 +33,8 @@ BUCKET_CORS_REQUEST_BYTES = 64 * KiB + 1 * KiB
 BUCKET_LIFECYCLE_REQUEST_BYTES = 1 * MiB + 1 * KiB
 """putBucketLifecycle: names plus an S3 lifecycle configuration as sent (at most 1 MiB,
 hdds/s3_lifecycle.py)."""
+BUCKET_POLICY_REQUEST_BYTES = 20 * KiB + 1 * KiB
+"""putBucketPolicy: names plus an S3 bucket policy as sent (at most 20 KB, hdds/s3_policy.py)."""
 PART_LIST_REQUEST_BYTES = 1 * MiB
 """completeMultipartUpload: up to 10,000 parts of a number and an ETag, and the key's metadata."""
 ECHO_REQUEST_BYTES = MAX_ECHO_PAYLOAD_BYTES + 1 * KiB
@@ -112,6 +114,8 @@ _MESSAGE_BYTES = {
     "putObjectTagging": METADATA_REQUEST_BYTES,
     "putBucketCors": BUCKET_CORS_REQUEST_BYTES,
     "putBucketLifecycle": BUCKET_LIFECYCLE_REQUEST_BYTES,
+    "putBucketPolicy": BUCKET_POLICY_REQUEST_BYTES,
+    "putBucketPublicAccessBlock": METADATA_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

@@ -30,6 +30,7 @@ from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.bucket_cors import BucketCorsManager
 from pyozone.om.bucket_lifecycle import BucketLifecycleManager
+from pyozone.om.bucket_policy import BucketPolicyManager
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -80,6 +81,7 @@ class OzoneManagerService:
         self.bucket_cors = BucketCorsManager(core)
         self.bucket_lifecycle = BucketLifecycleManager(core)
         self.lifecycle = lifecycle or S3LifecycleService(core)
+        self.bucket_policy = BucketPolicyManager(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -502,6 +504,67 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.lifecycle_run_answer(run)
 
+    # ------------------------------------------------------------------ S3 bucket policy
+    @rpc
+    async def putBucketPolicy(
+        self, request: pb.PutBucketPolicyRequest, context: Context
+    ) -> pb.PutBucketPolicyResponse:
+        await self._run(
+            self.bucket_policy.put, request.volume, request.bucket, request.policy,
+            check=self._owner_check(context, request, "change its policy"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketPolicy")
+
+    @rpc
+    async def getBucketPolicy(
+        self, request: pb.GetBucketPolicyRequest, context: Context
+    ) -> pb.GetBucketPolicyResponse:
+        found = await self._run(
+            self.bucket_policy.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its policy"),
+        )  # fmt: skip
+        return wire.bucket_policy_answer(found)
+
+    @rpc
+    async def deleteBucketPolicy(
+        self, request: pb.DeleteBucketPolicyRequest, context: Context
+    ) -> pb.DeleteBucketPolicyResponse:
+        await self._run(
+            self.bucket_policy.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its policy"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketPolicy")
+
+    @rpc
+    async def putBucketPublicAccessBlock(
+        self, request: pb.PutBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.PutBucketPublicAccessBlockResponse:
+        await self._run(
+            self.bucket_policy.put_public_access_block, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketPublicAccessBlock")
+
+    @rpc
+    async def getBucketPublicAccessBlock(
+        self, request: pb.GetBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.GetBucketPublicAccessBlockResponse:
+        found = await self._run(
+            self.bucket_policy.get_public_access_block, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.bucket_public_access_block_answer(found)
+
+    @rpc
+    async def deleteBucketPublicAccessBlock(
+        self, request: pb.DeleteBucketPublicAccessBlockRequest, context: Context
+    ) -> pb.DeleteBucketPublicAccessBlockResponse:
+        await self._run(
+            self.bucket_policy.delete_public_access_block, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its PublicAccessBlock"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketPublicAccessBlock")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -694,7 +757,7 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         return partial(self.access.bucket, caller, right, request.volume, request.bucket)
 
-    def _owner_check(self, context: Context, request: _CorsRequest, what: str) -> Check:
+    def _owner_check(self, context: Context, request: _OwnerRequest, what: str) -> Check:
         caller = self.access.caller(context)
         return partial(self.access.bucket_owner, caller, request.volume, request.bucket, what)
 
@@ -735,10 +798,13 @@ if TYPE_CHECKING:
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
         | pb.InitiateMultipartUploadRequest
     )  # fmt: skip
-    _CorsRequest = (
+    _OwnerRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
         | pb.SetBucketVersioningRequest | pb.PutBucketLifecycleRequest | pb.GetBucketLifecycleRequest
         | pb.DeleteBucketLifecycleRequest
+        | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
+        | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
+        | pb.DeleteBucketPublicAccessBlockRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

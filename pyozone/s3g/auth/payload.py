@@ -132,6 +132,19 @@ class Payload:
         )
 
 
+def anonymous_payload(headers: Headers) -> Payload:
+    """An anonymous request's body (one a bucket policy lets in): nothing signs it, so no aws-chunked
+    encoding and no x-amz-content-sha256 to hold it to; Content-MD5 and x-amz-checksum-* are checked as
+    a signed request's."""
+    if header_value(headers, "x-amz-content-sha256") in STREAMING:
+        raise S3Error(S3ErrorCode.AccessDenied, "An aws-chunked body must be signed.")
+    expected = _expected_checksum(headers, frozenset())
+    md5_header = header_value(headers, "content-md5")
+    content_md5 = decode_content_md5(md5_header) if md5_header is not None else None
+    algorithms = [expected.algorithm] if expected is not None else []
+    return Payload(None, _length(headers, "content-length"), None, content_md5, expected, algorithms)
+
+
 def open_payload(
     signed: SignedRequest, key: bytes, headers: Headers, *, also: Iterable[ChecksumAlgorithm] = ()
 ) -> Payload:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import io
+import json
 import os
 import ssl
 import sys
@@ -496,3 +497,46 @@ def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:
     users.ok("alice", "bucket", "addacl", "-a", "user:bob:rwlc", "/s3v/inbox")
     assert post(bob, "from-bob")[0] == 204
     assert alice.get_object(Bucket="inbox", Key="from-bob")["Body"].read() == b"from-bob's data"
+
+
+def test_s3_bucket_policies_over_ozone_acls(users: Users) -> None:
+    """Issue 33, item 5: with ACLs on, a bucket policy's Allow lets bob read alice's object though no Ozone
+    ACL grants it (the gateway acts as the owner, within the owner's rights) and grants nothing it does not
+    name; its Deny wins over its Allow; an anonymous request reads only what a public statement names; only
+    alice reads or changes the policy."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="album")
+    alice.put_object(Bucket="album", Key="photo", Body=b"smile")
+    alice.put_object(Bucket="album", Key="raw/photo", Body=b"raw")
+
+    def code(call, **kwargs) -> str:  # type: ignore[no-untyped-def]
+        with pytest.raises(ClientError) as error:
+            call(**kwargs)
+        return str(error.value.response["Error"]["Code"])
+
+    assert code(bob.get_object, Bucket="album", Key="photo") == "AccessDenied"  # OM's ACLs: not bob's
+    bobs = {"Principal": {"AWS": "arn:aws:iam:::user/bob"}, "Action": "s3:GetObject"}
+    statements = [
+        {"Effect": "Allow", **bobs, "Resource": "arn:aws:s3:::album/*"},
+        {"Effect": "Deny", **bobs, "Resource": "arn:aws:s3:::album/raw/*"},
+        {
+            "Effect": "Allow",
+            "Principal": "*",
+            "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::album/photo",
+        },
+    ]
+    document = json.dumps({"Version": "2012-10-17", "Statement": statements})
+    assert code(bob.put_bucket_policy, Bucket="album", Policy=document) == "AccessDenied"
+    alice.put_bucket_policy(Bucket="album", Policy=document)
+    assert bob.get_object(Bucket="album", Key="photo")["Body"].read() == b"smile"
+    assert code(bob.get_object, Bucket="album", Key="raw/photo") == "AccessDenied"
+    assert code(bob.put_object, Bucket="album", Key="photo", Body=b"frown") == "AccessDenied"
+    assert code(bob.get_bucket_policy, Bucket="album") == "AccessDenied"
+    assert users.http("GET", "/album/photo", {})[::2] == (200, b"smile")
+    assert users.http("GET", "/album/raw/photo", {})[0] == 403
+    assert users.http("PUT", "/album/new", {}, b"x")[0] == 403
+    alice.delete_bucket_policy(Bucket="album")
+    assert code(bob.get_object, Bucket="album", Key="photo") == "AccessDenied"
+    assert users.http("GET", "/album/photo", {})[0] == 403

@@ -111,12 +111,12 @@ def test_deleting_and_making_a_bucket_here_show_at_once(gateway: GatewayOnThread
 
 def test_a_preflight_is_answered_whatever_the_query_names(gateway: GatewayOnThread) -> None:
     """A preflight is the browser's question about the request it names, subresources included (a
-    `?policy` the gateway does not serve); one with no bucket in its URL finds none."""
+    `?lifecycle` the gateway does not serve); one with no bucket in its URL finds none."""
     s3 = gateway.boto3()
     s3.create_bucket(Bucket="queried")
     rules = [{"AllowedOrigins": [APP], "AllowedMethods": ["GET"]}]
     s3.put_bucket_cors(Bucket="queried", CORSConfiguration={"CORSRules": rules})
-    assert preflight_answer(gateway, "queried", APP, "GET", "/queried?policy")[0] == 200
+    assert preflight_answer(gateway, "queried", APP, "GET", "/queried?lifecycle")[0] == 200
     status, _, body = preflight_answer(gateway, "", APP, "GET", "/")
     assert status == 403 and "Bucket not found" in body
 

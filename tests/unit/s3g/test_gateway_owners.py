@@ -160,7 +160,7 @@ def test_an_anonymous_request_is_refused_before_anything_else(gateway: GatewayOn
     assert status == 403 and "<Code>AccessDenied</Code>" in text
     status, text = gateway.signed_request("GET", f"/{BUCKET}/k?versionId=00000000000000ff", user="alice")
     assert status == 404 and "<Code>NoSuchVersion</Code>" in text
-    for method, target in (("PUT", f"/{BUCKET}?policy"), ("DELETE", f"/{BUCKET}/k?acl")):
+    for method, target in (("PUT", f"/{BUCKET}?website"), ("DELETE", f"/{BUCKET}/k?acl")):
         status, text = gateway.signed_request(method, target, user=None)
         assert status == 403 and "<Code>AccessDenied</Code>" in text
-    assert gateway.signed_request("PUT", f"/{BUCKET}?policy", user="alice")[0] == 501
+    assert gateway.signed_request("PUT", f"/{BUCKET}?website", user="alice")[0] == 501

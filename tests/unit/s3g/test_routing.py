@@ -80,6 +80,16 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?lifecycle", {}, Operation.GET_BUCKET_LIFECYCLE),
         ("PUT", "/b?lifecycle", {}, Operation.PUT_BUCKET_LIFECYCLE),
         ("DELETE", "/b?lifecycle", {}, Operation.DELETE_BUCKET_LIFECYCLE),
+        ("GET", "/b?policy", {}, Operation.GET_BUCKET_POLICY),
+        ("PUT", "/b?policy", {}, Operation.PUT_BUCKET_POLICY),
+        ("DELETE", "/b?policy", {}, Operation.DELETE_BUCKET_POLICY),
+        ("GET", "/b?policyStatus", {}, Operation.GET_BUCKET_POLICY_STATUS),
+        ("GET", "/b?publicAccessBlock", {}, Operation.GET_PUBLIC_ACCESS_BLOCK),
+        ("PUT", "/b?publicAccessBlock", {}, Operation.PUT_PUBLIC_ACCESS_BLOCK),
+        ("DELETE", "/b?publicAccessBlock", {}, Operation.DELETE_PUBLIC_ACCESS_BLOCK),
+        ("GET", "/b?ownershipControls", {}, Operation.GET_BUCKET_OWNERSHIP_CONTROLS),
+        ("PUT", "/b?ownershipControls", {}, Operation.PUT_BUCKET_OWNERSHIP_CONTROLS),
+        ("DELETE", "/b?ownershipControls", {}, Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -91,11 +101,14 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
     [
         ("PUT", "/", S3ErrorCode.MethodNotAllowed),
         ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
-        ("GET", "/b?policy", S3ErrorCode.NotImplemented),
+        ("GET", "/b?website", S3ErrorCode.NotImplemented),
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("PUT", "/b/k?policy", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?publicAccessBlock", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?ownershipControls", S3ErrorCode.NotImplemented),
         ("POST", "/b?cors", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),  # R31's F2: it overwrote the object
         ("DELETE", "/b/k?attributes", S3ErrorCode.MethodNotAllowed),

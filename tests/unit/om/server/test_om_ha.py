@@ -30,6 +30,7 @@ from pyozone.om.metadata import (
     OBJECT_VERSION_TABLE,
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_POLICY_TABLE,
     VOLUME_TABLE,
     bucket_key,
     key_key,
@@ -621,6 +622,38 @@ def test_the_s3_lifecycle_service_acts_on_the_leader_and_every_om_follows(tmp_pa
                 await wait_for_async(lambda: settled(0, True), 20, "every row gone from every OM")
                 await client.delete_bucket_lifecycle("vol", "bkt")
                 await wait_for_async(lambda: settled(0, False), 20, "the configuration gone from every OM")
+            finally:
+                await client.close()
+
+    run(scenario())
+
+
+def test_a_bucket_s_policy_reaches_every_om(tmp_path: Path) -> None:
+    """Issue 33 item 5: putBucketPolicy and deleteBucketPolicy are replicated as every write is; the policy
+    is read back as sent."""
+    document = b'{"Statement": {"Effect": "Deny", "Principal": "*", "Action": "s3:*", '
+    document += b'"Resource": "arn:aws:s3:::bkt/*"}}'
+
+    async def everywhere(svc: Service, present: bool) -> None:
+        def kept() -> bool:
+            stores = [daemon.store for daemon in svc.daemons.values()]
+            key = bucket_key("vol", "bkt")
+            return all((s.get(S3_BUCKET_POLICY_TABLE, key) is not None) == present for s in stores)  # type: ignore[union-attr]
+
+        await wait_for_async(kept, 20, f"the policy {'on' if present else 'gone from'} every OM")
+
+    async def scenario() -> None:
+        async with service(tmp_path) as svc:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                await client.put_bucket_policy("vol", "bkt", document)
+                await everywhere(svc, True)
+                assert await client.get_bucket_policy("vol", "bkt") == document
+                await client.delete_bucket_policy("vol", "bkt")
+                await everywhere(svc, False)
+                assert await client.get_bucket_policy("vol", "bkt") is None
             finally:
                 await client.close()
 
