@@ -251,7 +251,7 @@ def _check_overlaps(members: list[dict[str, list[ET.Element]]]) -> None:
     """Before Filter (rules with their own Prefix), two rules with the same action whose prefixes overlap
     (one starts with the other) are refused, as Amazon refuses them; with Filter they may overlap."""
     for action in _V1_ACTIONS:
-        prefixes = sorted(_text(m, "Prefix") or "" for m in members if action in m)
+        prefixes = sorted(_verbatim(m, "Prefix") for m in members if action in m)
         for shorter, longer in pairwise(prefixes):
             if longer.startswith(shorter):
                 raise LifecycleError(
@@ -289,6 +289,12 @@ def _text(m: dict[str, list[ET.Element]], name: str) -> str | None:
     return None if nodes is None else (nodes[0].text or "").strip()
 
 
+def _verbatim(m: dict[str, list[ET.Element]], name: str) -> str:
+    """A key prefix as sent, spaces and all: S3 matches a prefix byte for byte, as the Filter's Prefix."""
+    nodes = m.get(name)
+    return "" if nodes is None else nodes[0].text or ""
+
+
 def _check_ids(members: list[dict[str, list[ET.Element]]]) -> None:
     seen: set[str] = set()
     for m in members:
@@ -320,7 +326,7 @@ def _rule(m: dict[str, list[ET.Element]], v2: bool, index: int) -> LifecycleRule
         )
     if not v2 and has_filter:
         raise LifecycleError("InvalidRequest", "Filter element can only be used in Lifecycle V2.")
-    scope = _filter(m["Filter"][0]) if has_filter else LifecycleFilter(_text(m, "Prefix") or "", legacy=True)
+    scope = _filter(m["Filter"][0]) if has_filter else LifecycleFilter(_verbatim(m, "Prefix"), legacy=True)
     actions = ("Expiration", "NoncurrentVersionExpiration", "AbortIncompleteMultipartUpload", "Transition",
                "NoncurrentVersionTransition")  # fmt: skip
     if not any(a in m for a in actions):

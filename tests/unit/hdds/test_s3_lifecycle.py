@@ -89,6 +89,19 @@ def test_the_legacy_prefix_reads_and_writes_back() -> None:
     assert config.rules[0].filter.legacy and b"<Prefix>a/</Prefix><Status>" in document(config)
 
 
+@pytest.mark.parametrize("prefix", [" tmp/", "logs ", " ", "\ttabs/"])
+def test_the_legacy_prefix_is_read_as_sent_spaces_and_all(prefix: str) -> None:
+    """R33 F1: S3 matches a prefix byte for byte; a stripped legacy Prefix named other keys."""
+    escaped = prefix.replace("\t", "&#9;")
+    config = parse(
+        doc(
+            f"<ID>x</ID><Prefix>{escaped}</Prefix><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"
+        )
+    )
+    assert config.rules[0].filter.prefix == prefix
+    assert parse(document(config), limit=None).rules[0].filter.prefix == prefix
+
+
 def test_a_rule_without_an_id_gets_one() -> None:
     config = parse(doc("<Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"))
     assert config.rules[0].id and parse(document(config), limit=None).rules[0].id == config.rules[0].id

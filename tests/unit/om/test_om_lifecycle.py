@@ -285,6 +285,20 @@ def test_a_run_takes_at_most_the_limit_and_the_next_run_the_rest(tmp_path: Path)
     assert (progress.runs, progress.keys_expired) == (3, 5)
 
 
+def test_a_legacy_prefix_with_a_space_expires_only_the_keys_it_names(bucket: Bucket) -> None:
+    """R33 F1's reproduction: `<Prefix> tmp/</Prefix>` selects " tmp/...", never "tmp/..."."""
+    bucket.config.put(
+        "vol",
+        "bkt",
+        lifecycle("<Prefix> tmp/</Prefix><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"),
+    )
+    assert b"<Prefix> tmp/</Prefix>" in (bucket.config.get("vol", "bkt") or b"")
+    bucket.put("tmp/keep-me")
+    bucket.put(" tmp/expire-me")
+    assert bucket.after_days(2) == LifecycleRun(keys_expired=1)
+    assert bucket.keys() == ["tmp/keep-me"]
+
+
 def test_a_key_rewritten_since_is_judged_as_it_is_then(bucket: Bucket) -> None:
     """Planned again under OM's lock: a key overwritten after the lock-free look is not expired."""
     bucket.config.put("vol", "bkt", lifecycle(expire(1)))
