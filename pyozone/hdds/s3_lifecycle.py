@@ -381,6 +381,8 @@ def _filter(node: ET.Element) -> LifecycleFilter:
         inner = _children(found["And"][0], frozenset(_FILTER_MEMBERS - {"And"}))
         if any(len(v) > 1 for k, v in inner.items() if k != "Tag"):
             raise _malformed()
+        if sum(len(v) for v in inner.values()) < 2:
+            raise _malformed()  # Amazon's LifecycleRuleAndOperator: two or more predicates (MinIO too)
         return _predicates(inner, conjunction=True)
     return _predicates(found, conjunction=False)
 

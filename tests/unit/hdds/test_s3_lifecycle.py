@@ -144,6 +144,24 @@ def test_documents_off_the_schema_are_malformed_xml(body: bytes) -> None:
 
 
 @pytest.mark.parametrize(
+    "and_xml",
+    [
+        "<And></And>",
+        "<And/>",
+        "<And><Prefix></Prefix></And>",
+        "<And><Prefix>logs/</Prefix></And>",
+        "<And><Tag><Key>a</Key><Value>b</Value></Tag></And>",
+        "<And><ObjectSizeGreaterThan>1</ObjectSizeGreaterThan></And>",
+    ],
+)
+def test_an_and_of_fewer_than_two_predicates_is_malformed_xml(and_xml: str) -> None:
+    """R33 F4: Amazon's LifecycleRuleAndOperator joins "two or more predicates"; an empty And was a
+    rule over the whole bucket."""
+    body = doc(f"<Filter>{and_xml}</Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>")
+    assert refusal(body)[0] == "MalformedXML"
+
+
+@pytest.mark.parametrize(
     ("rule", "message"),
     [
         ("<Filter/><Status>Enabled</Status><Expiration><Days>0</Days></Expiration>",

@@ -299,6 +299,17 @@ def test_a_legacy_prefix_with_a_space_expires_only_the_keys_it_names(bucket: Buc
     assert bucket.keys() == ["tmp/keep-me"]
 
 
+def test_an_empty_and_is_refused_and_the_bucket_kept(bucket: Bucket) -> None:
+    """R33 F4's reproduction: `<Filter><And></And></Filter>` expired every key of the bucket."""
+    for key in ("logs/a", "data/important", "x"):
+        bucket.put(key)
+    with pytest.raises(OMException) as error:
+        bucket.config.put("vol", "bkt", lifecycle(expire(1, "<And></And>")))
+    assert error.value.code is OMResultCode.INVALID_REQUEST and "MalformedXML" in str(error.value)
+    assert bucket.after_days(2) == LifecycleRun()
+    assert bucket.keys() == ["data/important", "logs/a", "x"]
+
+
 def test_a_key_rewritten_since_is_judged_as_it_is_then(bucket: Bucket) -> None:
     """Planned again under OM's lock: a key overwritten after the lock-free look is not expired."""
     bucket.config.put("vol", "bkt", lifecycle(expire(1)))
