@@ -245,6 +245,12 @@ KEYS: tuple[ConfigKey, ...] = (
         "1000",
         "S3 lifecycle actions per run (keys, versions, markers, uploads)",
     ),
+    _k(
+        "ozone.om.s3.lifecycle.time.override.enabled",
+        B,
+        "false",
+        "runS3Lifecycle may judge a run at a given time (tests and rehearsals only)",
+    ),
     _k("ozone.om.container.location.cache.size", N, "100000", "Container locations OM caches"),
     _k(
         "ozone.om.server.list.max.size",

@@ -65,6 +65,10 @@ class OMSettings:
     s3_lifecycle_interval_ms: int = 3600_000
     s3_lifecycle_limit: int = 1000
     """ozone.om.s3.lifecycle.limit.per.task: the most actions one lifecycle run takes (om/lifecycle.py)."""
+    s3_lifecycle_time_override: bool = False
+    """ozone.om.s3.lifecycle.time.override.enabled: whether runS3Lifecycle may judge a run at a time other
+    than OM's clock (its nowMs): for tests and operators' rehearsals only, as a far time fires every
+    bucket's rules at once."""
     location_cache_size: int = 100_000
     location_cache_ttl_ms: int = 360 * 60_000
     max_unflushed_transactions: int = 10_000
@@ -97,6 +101,7 @@ class OMSettings:
             open_key_cleanup_limit=_positive(conf, "ozone.om.open.key.cleanup.limit.per.task"),
             s3_lifecycle_interval_ms=_positive(conf, "ozone.om.s3.lifecycle.service.interval"),
             s3_lifecycle_limit=_positive(conf, "ozone.om.s3.lifecycle.limit.per.task"),
+            s3_lifecycle_time_override=bool(conf.get("ozone.om.s3.lifecycle.time.override.enabled")),
             location_cache_size=_at_least(conf, "ozone.om.container.location.cache.size", 0),
             location_cache_ttl_ms=_at_least(conf, "ozone.om.container.location.cache.ttl", 0),
             max_unflushed_transactions=_positive(conf, "ozone.om.unflushed.transaction.max.count"),

@@ -498,10 +498,20 @@ class OzoneManagerService:
     async def runS3Lifecycle(
         self, request: pb.RunS3LifecycleRequest, context: Context
     ) -> pb.RunS3LifecycleResponse:
-        run = await self._run(
-            self.lifecycle.run_once, request.nowMs,
-            check=partial(self.access.admin, self.access.caller(context), "run the S3 lifecycle service"),
-        )  # fmt: skip
+        """Administrators only, ACLs on or off (it acts on every bucket of every owner at once); a run at a
+        given time (nowMs) only where ozone.om.s3.lifecycle.time.override.enabled allows it."""
+        caller = self.access.identify(context)
+
+        def check() -> None:
+            self.access.administrator(caller, "run the S3 lifecycle service")
+            if request.nowMs and not self.core.settings.s3_lifecycle_time_override:
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST,
+                    f"runS3Lifecycle at nowMs {request.nowMs} is refused: "
+                    "ozone.om.s3.lifecycle.time.override.enabled is false (tests and rehearsals only)",
+                )
+
+        run = await self._run(self.lifecycle.run_once, request.nowMs, check=check)
         return wire.lifecycle_run_answer(run)
 
     # ------------------------------------------------------------------ S3 bucket policy

@@ -30,7 +30,9 @@ EXPIRE_1 = {"ID": "expire", "Filter": {"Prefix": ""}, "Status": "Enabled", "Expi
 
 @pytest.fixture(scope="module")
 def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
-    with s3_cluster(request, tmp_path_factory, "s3-lifecycle") as endpoint:
+    # runS3Lifecycle judged days later: a test's, as ozone.om.s3.lifecycle.time.override.enabled says
+    overrides = {"ozone.om.s3.lifecycle.time.override.enabled": "true"}
+    with s3_cluster(request, tmp_path_factory, "s3-lifecycle", overrides=overrides) as endpoint:
         yield endpoint
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pyozone import rpc
 from pyozone.hdds import s3_lifecycle
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.om_records import KeyBlock
@@ -135,10 +136,53 @@ def test_only_the_owner_or_an_administrator_reads_or_changes_it_and_runs_the_ser
             assert b"<Days>1</Days>" in (await alice.getBucketLifecycle(get)).configuration
             assert (await root.getBucketLifecycle(get)).configuration
             assert "Only admin users" in await denied(alice.runS3Lifecycle, pb.RunS3LifecycleRequest())
-            answer = await root.runS3Lifecycle(pb.RunS3LifecycleRequest(nowMs=1))
+            answer = await root.runS3Lifecycle(pb.RunS3LifecycleRequest())
             assert answer.keysExpired == 0
             await alice.deleteBucketLifecycle(delete)
             assert not (await alice.getBucketLifecycle(get)).configuration
+
+    run(body())
+
+
+def test_with_acls_off_only_a_named_administrator_runs_the_service(tmp_path: Path) -> None:
+    """R33 F2's reproduction: with ozone.acl.enabled false, an anonymous runS3Lifecycle(nowMs=2**63)
+    expired a key kept 10 years. Now the anonymous caller and a user ozone.administrators does not name
+    are refused, and a nowMs is refused while ozone.om.s3.lifecycle.time.override.enabled is false."""
+
+    async def body() -> None:
+        async with om(tmp_path, **{"ozone.acl.enabled": "false"}) as stub:
+            root, mallory = As(stub, "root"), As(stub, "mallory")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="root"))
+            await root.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            await root.putBucketLifecycle(
+                pb.PutBucketLifecycleRequest(
+                    volume="vol", bucket="buck", configuration=lifecycle(expire(3650))
+                )
+            )
+            for caller, now in ((stub, 2**63), (mallory, 2**64 - 1), (stub, 0), (mallory, 0)):
+                details = await denied(caller.runS3Lifecycle, pb.RunS3LifecycleRequest(nowMs=now))
+                assert "Only admin users are authorized to run the S3 lifecycle service" in details
+            with pytest.raises(rpc.RpcError) as error:
+                await root.runS3Lifecycle(pb.RunS3LifecycleRequest(nowMs=2**63))
+            assert error.value.code() is rpc.StatusCode.INVALID_ARGUMENT, error.value.details()
+            assert "ozone.om.s3.lifecycle.time.override.enabled is false" in (error.value.details() or "")
+            assert (await root.runS3Lifecycle(pb.RunS3LifecycleRequest())).keysExpired == 0
+
+    run(body())
+
+
+def test_a_run_at_a_given_time_where_the_configuration_allows_it(tmp_path: Path) -> None:
+    async def body() -> None:
+        overrides = {"ozone.acl.enabled": "false", "ozone.om.s3.lifecycle.time.override.enabled": "true"}
+        async with om(tmp_path, **overrides) as stub:
+            root = As(stub, "root")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="root"))
+            await root.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            answer = await root.runS3Lifecycle(pb.RunS3LifecycleRequest(nowMs=2**40))
+            assert answer.keysExpired == 0
+            assert "Only admin users" in await denied(
+                stub.runS3Lifecycle, pb.RunS3LifecycleRequest(nowMs=2**40)
+            )
 
     run(body())
 

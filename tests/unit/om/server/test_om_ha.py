@@ -593,7 +593,7 @@ def test_the_s3_lifecycle_service_acts_on_the_leader_and_every_om_follows(tmp_pa
     )
 
     async def scenario() -> None:
-        async with service(tmp_path) as svc:
+        async with service(tmp_path, **{"ozone.om.s3.lifecycle.time.override.enabled": "true"}) as svc:
             client = svc.client()
             try:
                 await client.create_volume("vol")
