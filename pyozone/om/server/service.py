@@ -95,14 +95,22 @@ class OzoneManagerService:
         answer waits for its transactions to commit (om/server/ha.py)."""
 
     async def _run(
-        self, call: Callable[..., T], *args: object, check: Check | None = None, inline: bool = False
+        self,
+        call: Callable[..., T],
+        *args: object,
+        check: Check | None = None,
+        inline: bool = False,
+        background: bool = False,
     ) -> T:
         """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
         Everything it could have seen, its own writes and the table cache's, is durable before this
         returns or raises: a client is answered only then (seed 001's double buffer), and never with
         what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
         while the pool thread is already free for the next request. With OM HA the call's wrapper waits
-        instead (what it saw is recorded in its `CALL`), once it replicated the call's answer."""
+        instead (what it saw is recorded in its `CALL`), once it replicated the call's answer.
+        `background`: the call runs as OM's own services do (no `CALL`: each of its transactions goes to
+        the log as soon as it is written, not held unsealed until the call returns, which would stall every
+        write staged after its first one); it is answered once all it wrote committed all the same."""
         store = self.core.store
         epoch = 0
         ha_call = CALL.get()
@@ -121,6 +129,8 @@ class OzoneManagerService:
                 return job()
             if ha_call is not None:
                 context = contextvars.copy_context()
+                if background:
+                    context.run(CALL.set, None)
                 return await asyncio.get_running_loop().run_in_executor(self.executor, context.run, job)
             return await asyncio.get_running_loop().run_in_executor(self.executor, job)
         finally:
@@ -499,7 +509,9 @@ class OzoneManagerService:
         self, request: pb.RunS3LifecycleRequest, context: Context
     ) -> pb.RunS3LifecycleResponse:
         """Administrators only, ACLs on or off (it acts on every bucket of every owner at once); a run at a
-        given time (nowMs) only where ozone.om.s3.lifecycle.time.override.enabled allows it."""
+        given time (nowMs) only where ozone.om.s3.lifecycle.time.override.enabled allows it. It runs as
+        the timer runs it (`background`): a key's actions at a time through the normal write path, never
+        one long call holding OM HA's log behind its first transaction."""
         caller = self.access.identify(context)
 
         def check() -> None:
@@ -511,7 +523,7 @@ class OzoneManagerService:
                     "ozone.om.s3.lifecycle.time.override.enabled is false (tests and rehearsals only)",
                 )
 
-        run = await self._run(self.lifecycle.run_once, request.nowMs, check=check)
+        run = await self._run(self.lifecycle.run_once, request.nowMs, check=check, background=True)
         return wire.lifecycle_run_answer(run)
 
     # ------------------------------------------------------------------ S3 bucket policy

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 import urllib.request
 from collections.abc import AsyncIterator
@@ -656,5 +657,51 @@ def test_a_bucket_s_policy_reaches_every_om(tmp_path: Path) -> None:
                 assert await client.get_bucket_policy("vol", "bkt") is None
             finally:
                 await client.close()
+
+    run(scenario())
+
+
+def test_run_s3_lifecycle_holds_no_other_client_s_write(tmp_path: Path) -> None:
+    """Review R33 F3: runS3Lifecycle ran the whole service inside its call, so its first transaction stayed
+    unsealed and every write staged after it (any client's) waited for the run's end. Now it runs as the
+    timer does: with the run held on a second bucket after the first bucket's expiration was written,
+    another client's createBucket is answered at once."""
+    rule = (
+        b"<LifecycleConfiguration><Rule><ID>r</ID><Filter/><Status>Enabled</Status>"
+        b"<Expiration><Days>1</Days></Expiration></Rule></LifecycleConfiguration>"
+    )
+
+    async def scenario() -> None:
+        async with service(tmp_path, **{"ozone.om.s3.lifecycle.time.override.enabled": "true"}) as svc:
+            client, other = svc.client(), svc.client()
+            reached, release = threading.Event(), threading.Event()
+            try:
+                await client.create_volume("vol")
+                for bucket in ("aaa", "bbb"):
+                    await client.create_bucket("vol", bucket)
+                    await client.put_bucket_lifecycle("vol", bucket, rule)
+                await write_key(client, "vol", "aaa", "due")
+                lifecycle = (await svc.leader()).s3_lifecycle
+                assert lifecycle is not None
+                look = lifecycle._versions
+
+                def held_on_bbb(volume: str, bucket: str, prefixes: tuple[str, ...]):  # type: ignore[no-untyped-def]
+                    if bucket == "bbb":  # aaa's expiration is written by now
+                        reached.set()
+                        release.wait(30)
+                    yield from look(volume, bucket, prefixes)
+
+                lifecycle._versions = held_on_bbb  # type: ignore[method-assign]
+                later = int(time.time() * 1000) + 3 * 86_400_000
+                running = asyncio.create_task(client.run_s3_lifecycle(later))
+                assert await asyncio.get_running_loop().run_in_executor(None, reached.wait, 20)
+                await asyncio.wait_for(other.create_bucket("vol", "ccc"), 5)  # before: until the run ended
+                assert not running.done()
+                release.set()
+                assert (await running).keys_expired == 1
+            finally:
+                release.set()
+                await client.close()
+                await other.close()
 
     run(scenario())
