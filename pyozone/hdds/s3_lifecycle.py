@@ -32,6 +32,8 @@ MAX_NEWER_NONCURRENT = 100
 MAX_CONFIGURATION_BYTES = 1024 * 1024
 """Of the document as sent (Amazon names no bound; 1,000 rules of about 1 KB each fit)."""
 DAY_MS = 86_400_000
+MAX_INTEGER = 2**31 - 1
+"""The largest of Amazon's Integer members (Days and the like are a Java int)."""
 
 _RULE_MEMBERS = frozenset(
     {"ID", "Status", "Filter", "Prefix", "Expiration", "Transition", "NoncurrentVersionTransition",
@@ -430,7 +432,11 @@ def _integer(text: str | None) -> int:
 
 
 def _positive(text: str | None, what: str) -> int:
+    """Amazon's Integer members (Days, NoncurrentDays, NewerNoncurrentVersions, DaysAfterInitiation): a
+    number beyond a 32-bit int is not one (MalformedXML, as a word is)."""
     value = _integer(text)
+    if value > MAX_INTEGER:
+        raise _malformed()
     if value <= 0:
         raise LifecycleError("InvalidArgument", f"{what} must be a positive integer")
     return value
@@ -458,10 +464,10 @@ def _midnight(text: str) -> int:
         raise _malformed() from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    ms = int(when.timestamp() * 1000)
-    if ms % DAY_MS:
-        raise LifecycleError("InvalidArgument", "'Date' must be at midnight GMT")
-    return ms
+    when = when.astimezone(UTC)
+    if (when.hour, when.minute, when.second, when.microsecond) != (0, 0, 0, 0):
+        raise LifecycleError("InvalidArgument", "'Date' must be at midnight GMT")  # a fraction too
+    return int(when.timestamp()) * 1000
 
 
 def _noncurrent(node: ET.Element, v2: bool) -> tuple[int, int | None]:

@@ -170,6 +170,8 @@ def test_an_and_of_fewer_than_two_predicates_is_malformed_xml(and_xml: str) -> N
          "'Days' for Expiration action must be a positive integer"),
         ("<Filter/><Status>Enabled</Status><Expiration><Date>2030-01-01T10:00:00Z</Date></Expiration>",
          "'Date' must be at midnight GMT"),
+        ("<Filter/><Status>Enabled</Status><Expiration><Date>2026-01-01T00:00:00.0004Z</Date></Expiration>",
+         "'Date' must be at midnight GMT"),  # R33 F8: the 0.4 ms was truncated away
         ("<Filter/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>0</NoncurrentDays>"
          "</NoncurrentVersionExpiration>",
          "'NoncurrentDays' for NoncurrentVersionExpiration action must be a positive integer"),
@@ -182,6 +184,42 @@ def test_an_and_of_fewer_than_two_predicates_is_malformed_xml(and_xml: str) -> N
 )  # fmt: skip
 def test_values_out_of_range_are_invalid_argument(rule: str, message: str) -> None:
     assert refusal(doc(rule)) == ("InvalidArgument", message)
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "<Expiration><Days>{n}</Days></Expiration>",
+        "<NoncurrentVersionExpiration><NoncurrentDays>{n}</NoncurrentDays></NoncurrentVersionExpiration>",
+        "<AbortIncompleteMultipartUpload><DaysAfterInitiation>{n}</DaysAfterInitiation>"
+        "</AbortIncompleteMultipartUpload>",
+    ],
+)
+def test_days_are_amazon_s_integer_at_most_2_31_minus_1(action: str) -> None:
+    """R33 F8: Days 2^31 and beyond were kept; Amazon's Days is an Integer (a Java int): MalformedXML."""
+    assert parse(doc("<Filter/><Status>Enabled</Status>" + action.format(n=2**31 - 1))).rules
+    for n in (2**31, 9999999999999999999):
+        assert refusal(doc("<Filter/><Status>Enabled</Status>" + action.format(n=n)))[0] == "MalformedXML"
+
+
+def test_a_date_at_midnight_gmt_in_another_zone_is_that_midnight() -> None:
+    body = doc(
+        "<Filter/><Status>Enabled</Status><Expiration><Date>2026-01-01T01:00:00+01:00</Date></Expiration>"
+    )
+    assert parse(body).rules[0].expiration_date_ms == ms("2026-01-01T00:00:00")
+
+
+def test_a_tag_without_a_value_selects_the_objects_whose_tag_has_no_value() -> None:
+    """Amazon's user guide ("Adding filters to Lifecycle rules"): "If you specify only a Key element and
+    no Value element, the rule will apply only to objects that match the tag key and that do not have a
+    value specified" (its API reference's Tag says Value is required; the guide's behaviour is kept)."""
+    config = parse(
+        doc(
+            "<Filter><Tag><Key>a</Key></Tag></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"
+        )
+    )
+    scope = config.rules[0].filter
+    assert scope.matches("k", 1, (("a", ""),)) and not scope.matches("k", 1, (("a", "b"),))
 
 
 def test_a_repeated_id_is_invalid_argument() -> None:
