@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -73,6 +74,17 @@ class LifecycleProgress:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Cursor:
+    """Where the last run's budget ran out, so the next run resumes there rather than at the first bucket
+    (a bucket always busy would starve those after it): in the bucket of s3BucketLifecycleTable's row
+    `bucket`, after the key `key` (None: its keys were done; its uploads took the budget, so the next
+    run starts with the bucket after it). Kept in memory on the leader: a new leader starts over."""
+
+    bucket: str
+    key: str | None
+
+
 def _facts(record: KeyRecord) -> ObjectFacts:
     return ObjectFacts(record.key, record.data_size, record.tags, record.creation_ms)
 
@@ -82,35 +94,61 @@ class S3LifecycleService:
         self.om = om
         self.multipart = MultipartManager(om)
         self.progress = LifecycleProgress()
+        self._cursor: _Cursor | None = None
+        self._running = threading.Lock()
+        """One run at a time (the timer's and runS3Lifecycle's both run on OM's executor): the cursor and
+        `progress` are read and written by one run only."""
 
     def run_once(self, now_ms: int = 0) -> LifecycleRun:
         """One run, judged at `now_ms` (0: OM's wall clock)."""
         clock = self.om.clock
-        started = clock.now_ms()
-        when = now_ms or clock.wall_ms()
-        run = self._run(when)
-        self.progress = self.progress.after(run, clock.wall_ms(), clock.now_ms() - started)
+        with self._running:
+            started = clock.now_ms()
+            when = now_ms or clock.wall_ms()
+            run = self._run(when)
+            self.progress = self.progress.after(run, clock.wall_ms(), clock.now_ms() - started)
         if run.actions:
             log.info("S3 lifecycle: %s", run)
         return run
 
+    def _order(self) -> Iterator[tuple[str, bytes, str | None]]:
+        """The buckets with a configuration (row name, document, the key to resume after), from where the
+        last run stopped round to it: that bucket after its last key looked at, those after it, those
+        before it, and that bucket's keys from the start (only reached with budget left)."""
+        store, table = self.om.store, S3_BUCKET_LIFECYCLE_TABLE
+        cursor, self._cursor = self._cursor, None
+        if cursor is None:
+            yield from ((name, value, None) for name, value in store.scan(table))
+            return
+        if cursor.key is not None:
+            value = store.get(table, cursor.bucket)
+            if value is not None:
+                yield cursor.bucket, value, cursor.key
+        yield from ((name, value, None) for name, value in store.scan(table, start_after=cursor.bucket))
+        for name, value in store.scan(table):
+            if name > cursor.bucket:
+                break
+            yield name, value, None
+
     def _run(self, now_ms: int) -> LifecycleRun:
         budget = self.om.settings.s3_lifecycle_limit
         total = LifecycleRun()
-        for name, value in self.om.store.scan(S3_BUCKET_LIFECYCLE_TABLE):
+        for name, value, after in self._order():
             if total.actions >= budget:
                 break
             _, volume, bucket = name.split("/", 2)
             config = self._config(name, value)
             if config is None:
                 continue
-            run = self._bucket(volume, bucket, value, config, now_ms, budget - total.actions)
+            run, stopped = self._bucket(volume, bucket, value, config, now_ms, budget - total.actions, after)
             total = LifecycleRun(
                 total.keys_expired + run.keys_expired,
                 total.versions_expired + run.versions_expired,
                 total.markers_removed + run.markers_removed,
                 total.uploads_aborted + run.uploads_aborted,
             )
+            if stopped is not None or total.actions >= budget:  # the next run resumes here
+                self._cursor = _Cursor(name, stopped or None)
         return total
 
     @staticmethod
@@ -123,24 +161,38 @@ class S3LifecycleService:
         return config if any(r.enabled for r in config.rules) else None
 
     def _bucket(
-        self, volume: str, bucket: str, kept: bytes, config: LifecycleConfiguration, now_ms: int, budget: int
-    ) -> LifecycleRun:
+        self,
+        volume: str,
+        bucket: str,
+        kept: bytes,
+        config: LifecycleConfiguration,
+        now_ms: int,
+        budget: int,
+        after: str | None = None,
+    ) -> tuple[LifecycleRun, str | None]:
+        """What the bucket's due actions, at most `budget`, did (its keys after `after` only), and where
+        the budget ran out: the last key looked at, "" in its uploads, None when it did not."""
         keys: list[str] = []
         found = 0
-        for key, current, older in self._versions(volume, bucket, config.key_prefixes()):
+        stopped: str | None = None
+        for key, current, older in self._versions(volume, bucket, config.key_prefixes(), after):
             if found >= budget:
+                stopped = keys[-1]
                 break
             due = len(_due(key, current, older, config, now_ms))
             if due:
                 keys.append(key)
                 found += due
-        uploads = [
+        due_uploads = [
             (record.key, record.upload_id)
             for record in self._uploads(volume, bucket, config.upload_prefixes())
             if config.upload_aborts(record.key, record.creation_ms, now_ms)
-        ][: max(0, budget - found)]
+        ]
+        uploads = due_uploads[: max(0, budget - found)]
+        if stopped is None and len(uploads) < len(due_uploads):
+            stopped = keys[-1] if found >= budget and keys else ""
         if not keys and not uploads:
-            return LifecycleRun()
+            return LifecycleRun(), stopped
         counts = dict.fromkeys(Action, 0)
         aborted = 0
         om = self.om
@@ -164,30 +216,38 @@ class S3LifecycleService:
                         raise
                     continue  # completed or aborted meanwhile
                 aborted += 1
-        return LifecycleRun(
+        run = LifecycleRun(
             counts[Action.EXPIRE_CURRENT],
             counts[Action.EXPIRE_NONCURRENT],
             counts[Action.REMOVE_MARKER],
             aborted,
         )
+        return run, stopped
 
     def _versions(
-        self, volume: str, bucket: str, prefixes: tuple[str, ...]
+        self, volume: str, bucket: str, prefixes: tuple[str, ...], after: str | None = None
     ) -> Iterator[tuple[str, KeyRecord | None, list[KeyRecord]]]:
-        """Each key under `prefixes` (disjoint, in order) with its current version (None: none) and its
-        other versions newest first: one merged scan of keyTable and objectVersionTable per prefix (a
-        key's current version, named by the key alone, sorts before its others)."""
+        """Each key under `prefixes` (disjoint, in order), after the key `after` if given, with its current
+        version (None: none) and its other versions newest first: one merged scan of keyTable and
+        objectVersionTable per prefix (a key's current version, named by the key alone, sorts before its
+        others)."""
         base = bucket_key(volume, bucket) + "/"
         store = self.om.store
+        start = None if after is None else base + after
         for prefix in prefixes:
             entries = heapq.merge(
-                ((name, True, value) for name, value in store.scan(KEY_TABLE, base + prefix)),
-                ((name, False, value) for name, value in store.scan(OBJECT_VERSION_TABLE, base + prefix)),
+                ((name, True, value) for name, value in store.scan(KEY_TABLE, base + prefix, start)),
+                (
+                    (name, False, value)
+                    for name, value in store.scan(OBJECT_VERSION_TABLE, base + prefix, start)
+                ),
                 key=lambda entry: entry[0],
             )
             key, current, older = "", None, []
             for name, is_current, value in entries:
                 name_key = name[len(base) :].split("\x00", 1)[0]
+                if name_key == after:
+                    continue  # `after`'s own versions (named after it), without its current one
                 if name_key != key and (current is not None or older):
                     yield key, current, older
                     current, older = None, []

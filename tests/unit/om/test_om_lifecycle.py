@@ -354,6 +354,48 @@ def test_an_empty_and_is_refused_and_the_bucket_kept(bucket: Bucket) -> None:
     assert bucket.keys() == ["data/important", "logs/a", "x"]
 
 
+def test_a_busy_first_bucket_does_not_starve_the_others(tmp_path: Path) -> None:
+    """R33 F5's reproduction: with a limit of 2 and the first bucket given 2 due keys each day, every run
+    spent its budget there and vol/zzz's "old-temp" (due since day 0) was never expired. The next run
+    resumes where the last one stopped."""
+    bucket = Bucket(tmp_path, s3_lifecycle_limit=2)
+    bucket.om.create_bucket("vol", "zzz")
+    for name in ("bkt", "zzz"):
+        bucket.config.put("vol", name, lifecycle(expire(1)))
+    session = bucket.om.open_key("vol", "zzz", "old-temp", 10)
+    block = session.key.blocks[0].block_id
+    bucket.om.commit_key("vol", "zzz", "old-temp", session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)])
+    expired = 0
+    for day in range(3):
+        for i in range(2):
+            bucket.put(f"d{day}-{i}")
+        expired += bucket.after_days(2).keys_expired
+    assert [r.key for r in bucket.om.list_keys("vol", "zzz")] == []
+    assert expired == 6 and len(bucket.keys()) == 1  # the budget was spent in full every run
+
+
+def test_a_run_resumes_in_a_bucket_after_the_last_key_it_looked_at(tmp_path: Path) -> None:
+    """In a versioned bucket an expired key stays (a delete marker on top): the next run goes on after
+    the keys the last one served instead of judging them again from the first."""
+    bucket = Bucket(tmp_path, s3_lifecycle_limit=2)
+    bucket.version()
+    bucket.config.put("vol", "bkt", lifecycle(expire(1)))
+    for i in range(5):
+        bucket.put(f"k{i}")
+    bucket.clock.advance(2 * DAY_MS)
+    looked: list[str | None] = []
+    look = bucket.service._versions
+
+    def recorded(*args: object) -> Iterator[object]:
+        looked.append(args[3])  # type: ignore[arg-type]
+        yield from look(*args)  # type: ignore[arg-type]
+
+    bucket.service._versions = recorded  # type: ignore[method-assign,assignment]
+    assert [bucket.service.run_once().keys_expired for _ in range(3)] == [2, 2, 1]
+    assert looked[:3] == [None, "k1", "k3"]
+    assert sum(deleted for _, _, deleted in bucket.versions()) == 5  # one marker a key
+
+
 def test_a_key_rewritten_since_is_judged_as_it_is_then(bucket: Bucket) -> None:
     """Planned again under OM's lock: a key overwritten after the lock-free look is not expired."""
     bucket.config.put("vol", "bkt", lifecycle(expire(1)))
