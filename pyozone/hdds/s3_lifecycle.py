@@ -70,6 +70,8 @@ class LifecycleFilter:
     size_less_than: int | None = None
     legacy: bool = False
     conjunction: bool = False
+    prefix_sent: bool = False
+    """The Filter named a Prefix (an empty one too), which GetBucketLifecycleConfiguration answers back."""
 
     @property
     def by_size(self) -> bool:
@@ -402,7 +404,9 @@ def _predicates(found: dict[str, list[ET.Element]], conjunction: bool) -> Lifecy
             "InvalidRequest", "'ObjectSizeLessThan' has to be a value greater than 'ObjectSizeGreaterThan'."
         )
     prefix = (found["Prefix"][0].text or "") if "Prefix" in found else ""
-    return LifecycleFilter(prefix, tags, greater, less, conjunction=conjunction)
+    return LifecycleFilter(
+        prefix, tags, greater, less, conjunction=conjunction, prefix_sent="Prefix" in found
+    )
 
 
 def _tag(node: ET.Element) -> tuple[str, str]:
@@ -546,7 +550,7 @@ def _rule_element(rule: LifecycleRule) -> ET.Element:
 
 def _filter_element(element: ET.Element, scope: LifecycleFilter) -> None:
     target = ET.SubElement(element, "And") if scope.conjunction else element
-    if scope.prefix:  # an empty Prefix selects every object, as an empty Filter does
+    if scope.prefix or scope.prefix_sent:  # as sent: an empty Prefix too (Amazon answers it back)
         ET.SubElement(target, "Prefix").text = scope.prefix
     for key, value in scope.tags:
         tag = ET.SubElement(target, "Tag")

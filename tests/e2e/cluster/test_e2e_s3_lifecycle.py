@@ -101,7 +101,7 @@ def test_put_get_delete_round_trip(client, bucket: str) -> None:  # type: ignore
     put(client, bucket, *rules)
     got = client.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
     assert [r["ID"] for r in got] == ["expire", "tagged", "markers-and-uploads"]
-    assert got[0]["Expiration"] == {"Days": 1} and got[0]["Status"] == "Enabled"
+    assert got[0] == EXPIRE_1  # an empty Prefix answered back as sent (review R33 F9)
     assert got[1]["Filter"]["And"]["Tags"] == [{"Key": "tmp", "Value": "1"}]
     assert got[1]["Expiration"]["Date"] == datetime(2030, 1, 1, tzinfo=UTC)
     assert got[1]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 3, "NewerNoncurrentVersions": 2}

@@ -102,6 +102,27 @@ def test_the_legacy_prefix_is_read_as_sent_spaces_and_all(prefix: str) -> None:
     assert parse(document(config), limit=None).rules[0].filter.prefix == prefix
 
 
+@pytest.mark.parametrize(
+    ("filter_xml", "answered"),
+    [
+        ("<Filter><Prefix></Prefix></Filter>", b"<Filter><Prefix /></Filter>"),
+        ("<Filter><Prefix/></Filter>", b"<Filter><Prefix /></Filter>"),
+        ("<Filter/>", b"<Filter />"),
+        ("<Filter><And><Prefix></Prefix><Tag><Key>a</Key><Value>b</Value></Tag></And></Filter>",
+         b"<Filter><And><Prefix /><Tag>"),
+    ],
+)  # fmt: skip
+def test_an_empty_prefix_is_answered_back_as_sent(filter_xml: str, answered: bytes) -> None:
+    """R33 F9: `<Filter><Prefix></Prefix></Filter>` was answered `<Filter />`; Amazon answers the filter
+    as sent (clients comparing what they put with what they get saw a change)."""
+    config = parse(
+        doc(f"<ID>x</ID>{filter_xml}<Status>Enabled</Status><Expiration><Days>1</Days></Expiration>")
+    )
+    written = document(config)
+    assert answered in written
+    assert parse(written, limit=None) == config
+
+
 def test_a_rule_without_an_id_gets_one() -> None:
     config = parse(doc("<Filter/><Status>Enabled</Status><Expiration><Days>1</Days></Expiration>"))
     assert config.rules[0].id and parse(document(config), limit=None).rules[0].id == config.rules[0].id
