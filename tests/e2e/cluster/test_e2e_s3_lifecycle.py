@@ -155,6 +155,33 @@ def test_the_legacy_api_and_its_top_level_prefix(client, bucket: str) -> None:  
     assert client.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"][0]["Prefix"] == "old/"
 
 
+def test_a_legacy_prefix_with_a_space_expires_only_the_keys_it_names(
+    s3: S3Endpoint, client, bucket: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Review R33 F1 through boto3: `Prefix " tmp/"` was stripped to "tmp/", read back so, and the run
+    expired "tmp/keep-me" while " tmp/expire-me" stayed."""
+    rule = {"ID": "space-tmp", "Prefix": " tmp/", "Status": "Enabled", "Expiration": {"Days": 30}}
+    client.put_bucket_lifecycle(Bucket=bucket, LifecycleConfiguration={"Rules": [rule]})
+    assert client.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"][0]["Prefix"] == " tmp/"
+    for key in ("tmp/keep-me", " tmp/expire-me"):
+        client.put_object(Bucket=bucket, Key=key, Body=b"x")
+    assert run_lifecycle(s3, 31).keys_expired == 1
+    assert keys(client, bucket) == ["tmp/keep-me"]
+    client.delete_bucket_lifecycle(Bucket=bucket)
+
+
+@pytest.mark.parametrize("and_filter", [{"Tags": []}, {"Prefix": "logs/"}])
+def test_an_and_of_fewer_than_two_predicates_is_malformed_xml(
+    client, bucket: str, and_filter: dict[str, Any]
+) -> None:  # type: ignore[no-untyped-def]
+    """Review R33 F4 through boto3: an And from an empty tag list was a rule over the whole bucket."""
+    rule = {"ID": "a", "Filter": {"And": and_filter}, "Status": "Enabled", "Expiration": {"Days": 1}}
+    got = refusal(
+        client.put_bucket_lifecycle_configuration, Bucket=bucket, LifecycleConfiguration={"Rules": [rule]}
+    )
+    assert got[:2] == (400, "MalformedXML")
+
+
 def test_more_than_1000_rules_are_refused(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
     rules = [{**EXPIRE_1, "ID": f"r{i}"} for i in range(1001)]
     assert refusal(
