@@ -640,6 +640,7 @@ class OzoneManager:
         """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache.
         `version`: that S3 version ("": the current key); `delete_markers`: with no `version`, the latest
         version when it is a delete marker (else KEY_NOT_FOUND, as ever)."""
+        check_key_name(key, False)
         record = self._lookup_record(volume, bucket, key, version, delete_markers)
         client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
@@ -676,6 +677,7 @@ class OzoneManager:
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         """Refused in a bucket that is or was S3-versioned: the key's older versions would stay under the
         old name and its current one would not be the newest under the new (om/versions.py)."""
+        check_key_name(key, False)
         check_key_name(to_key, self.settings.check_key_characters)
         with self.locks.key(key_key(volume, bucket, key), key_key(volume, bucket, to_key)):
             record = self.key_record(volume, bucket, key)
@@ -704,6 +706,7 @@ class OzoneManager:
     def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> KeyRecord:
         """Replaces the key's tag set (S3's PutObjectTagging; empty: DeleteObjectTagging). The key is not
         modified otherwise: S3 keeps an object's Last-Modified through tagging."""
+        check_key_name(key, False)
         check_tags(tags)
         with self.locks.key(key_key(volume, bucket, key)):
             record = replace(self.key_record(volume, bucket, key), tags=pairs(tags))
@@ -719,16 +722,20 @@ class OzoneManager:
         return record
 
     def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
-    ) -> DeleteOutcome:
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = "",
+        creator: Ownership | None = None,
+    ) -> DeleteOutcome:  # fmt: skip
         """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match). `version`: that
         S3 version is removed for good (om/versions.py). In a versioned bucket a delete without one adds a
-        delete marker, whether or not the key exists (Amazon's "Deleting object versions")."""
+        delete marker, whether or not the key exists (Amazon's "Deleting object versions"), owned by its
+        `creator` (the caller, with ozone.acl.enabled) as Amazon's marker is its deleter's."""
+        check_key_name(key, False)
         with self.locks.key(key_key(volume, bucket, key)):
             if version:
                 return self.versions.delete(volume, bucket, key, version)
-            if self._bucket(volume, bucket).versioning is not BucketVersioning.UNVERSIONED:
-                return self._add_delete_marker(volume, bucket, key, condition)
+            parent = self._bucket(volume, bucket)
+            if parent.versioning is not BucketVersioning.UNVERSIONED:
+                return self._add_delete_marker(volume, bucket, key, condition, creator)
             record = self.key_record(volume, bucket, key)
             conditions.check(condition, record, key_key(volume, bucket, key))
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
@@ -740,7 +747,7 @@ class OzoneManager:
         return DeleteOutcome("", False)
 
     def _add_delete_marker(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None, creator: Ownership | None
     ) -> DeleteOutcome:
         """delete_key in a versioned bucket: the current version is kept (or, a `null` one while
         Suspended, removed) and a delete marker becomes the latest version. Call with the key's lock."""
@@ -754,7 +761,8 @@ class OzoneManager:
             now = self._now()
             marker = KeyRecord(
                 volume, bucket, key, 0, now, now, parent.replication, version_seq=seq,
-                versioned=plan.versioned, delete_marker=True,
+                versioned=plan.versioned, delete_marker=True, owner=creator.owner if creator else "",
+                acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
             )  # fmt: skip
             released = 0
             if current is not None:

@@ -66,9 +66,14 @@ def table_key(record: KeyRecord) -> str:
 
 
 def older_versions(store: OMMetadataStore, volume: str, bucket: str, key: str) -> Iterator[KeyRecord]:
-    """The key's versions in objectVersionTable, newest first."""
-    for _, value in store.scan(OBJECT_VERSION_TABLE, key_key(volume, bucket, key) + "\x00"):
-        yield om_records.decode_key(value)
+    """The key's versions in objectVersionTable, newest first. Only rows whose name is the key's and one
+    order_suffix: a key `k` + NUL + ... is another key's range inside k's (R32's F1b; OM refuses such names
+    now, but a row written before must not pass for one of k's versions)."""
+    prefix = key_key(volume, bucket, key)
+    size = len(prefix) + len(order_suffix(0))
+    for name, value in store.scan(OBJECT_VERSION_TABLE, prefix + "\x00"):
+        if len(name) == size:
+            yield om_records.decode_key(value)
 
 
 def find_older(
@@ -131,6 +136,21 @@ class ObjectVersions:
             self.om.info_bucket(volume, bucket)
             raise OMException(OMResultCode.NO_SUCH_VERSION, f"key {volume}/{bucket}/{key} version {version}")
         return found
+
+    def governing(self, volume: str, bucket: str, key: str, version: str) -> KeyRecord | None:
+        """The record whose owner and ACLs decide a request on the key (om/access.py): the version
+        `version` names, else ("" or none such) the key's newest version, its current one or, when a delete
+        marker is latest, that marker; None when the key has no version at all (R32's F1)."""
+        om = self.om
+        current = om.find_key(volume, bucket, key)
+        if version:
+            seq = seq_of(version)
+            if current is not None and is_version(current, seq):
+                return current
+            found = find_older(om.store, volume, bucket, key, seq)
+            if found is not None:
+                return found
+        return current if current is not None else next(older_versions(om.store, volume, bucket, key), None)
 
     def latest_marker(self, volume: str, bucket: str, key: str) -> KeyRecord | None:
         """The key's latest version when it is a delete marker (there is no current key then)."""

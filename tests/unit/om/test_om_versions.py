@@ -4,6 +4,7 @@ version, the listing orders and pages versions, and om.db keeps all of it across
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import DELETED_TABLE, OMMetadataStore
+from pyozone.om.metadata import DELETED_TABLE, OBJECT_VERSION_TABLE, OMMetadataStore, version_key
 from pyozone.om.settings import OMSettings
 from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
@@ -220,3 +221,31 @@ def test_versions_survive_a_restart(tmp_path: Path) -> None:
     assert listed(again) == [("k", marker, True, True), ("k", v1, False, False)]
     v2, _ = write(again, "k")
     assert v2 > marker  # ids keep growing across the restart
+
+
+def test_every_request_naming_a_key_checks_its_name(om: OzoneManager) -> None:
+    """R32's F1b: a NUL or another control character is refused whatever the request (a delete wrote a
+    marker under `k` NUL ..., inside k's range of objectVersionTable)."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    write(om, "k")
+    for name in ("k\x00" + "0" * 16, "a\x01"):
+        assert refused(om.delete_key, "vol1", "bkt1", name) is OMResultCode.INVALID_KEY_NAME
+        assert refused(om.lookup_key, "vol1", "bkt1", name) is OMResultCode.INVALID_KEY_NAME
+        assert refused(om.set_key_tags, "vol1", "bkt1", name, {}) is OMResultCode.INVALID_KEY_NAME
+    assert listed(om) == [("k", listed(om)[0][1], True, False)]
+
+
+def test_another_keys_row_in_a_keys_range_is_not_its_version(om: OzoneManager) -> None:
+    """R32's F1b: a row of key `k` NUL ... (written before names were checked) sorts inside k's versions;
+    k's scans skip it, so removing k's current version still brings its previous one back."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    v2, _ = write(om, "k")
+    foreign = replace(om.find_key("vol1", "bkt1", "k"), key="k\x00" + "0" * 16, delete_marker=True, blocks=())
+    om.store.write(
+        [(OBJECT_VERSION_TABLE, version_key("vol1", "bkt1", foreign.key, 99), om_records.encode_key(foreign))]
+    )
+    om.delete_key("vol1", "bkt1", "k", version=v2)
+    current = om.find_key("vol1", "bkt1", "k")
+    assert current is not None and current.version_id == v1
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1
