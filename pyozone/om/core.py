@@ -732,6 +732,11 @@ class OzoneManager:
         check_key_name(key, False)
         with self.locks.key(key_key(volume, bucket, key)):
             if version:
+                if condition is not None:  # Amazon evaluates one on the current version alone (R32's F5)
+                    raise OMException(
+                        OMResultCode.INVALID_REQUEST,
+                        f"key {volume}/{bucket}/{key}: a conditional delete of a version is not supported",
+                    )
                 return self.versions.delete(volume, bucket, key, version)
             parent = self._bucket(volume, bucket)
             if parent.versioning is not BucketVersioning.UNVERSIONED:

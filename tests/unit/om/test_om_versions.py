@@ -12,6 +12,7 @@ import pytest
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
+from pyozone.hdds.om_views import KeyCondition
 from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -249,3 +250,14 @@ def test_another_keys_row_in_a_keys_range_is_not_its_version(om: OzoneManager) -
     current = om.find_key("vol1", "bkt1", "k")
     assert current is not None and current.version_id == v1
     assert om.info_bucket("vol1", "bkt1").used_namespace == 1
+
+
+def test_a_conditional_delete_of_a_version_is_refused(om: OzoneManager) -> None:
+    """R32's F5: If-Match is evaluated on the current version alone (Amazon's conditional deletes); with a
+    version named it is refused, never dropped with the version removed whatever its ETag."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    condition = KeyCondition(expected_etag="not-the-etag")
+    assert refused(om.delete_key, "vol1", "bkt1", "k", condition, v1) is OMResultCode.INVALID_REQUEST
+    assert om.versions.find("vol1", "bkt1", "k", v1).version_id == v1
+    assert freed(om) == set()

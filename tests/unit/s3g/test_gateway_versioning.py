@@ -5,6 +5,9 @@ its version."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 from tests.unit.s3g.gateway_thread import GatewayOnThread
 
 BUCKET = "raw-versioning"
@@ -29,3 +32,38 @@ def test_put_bucket_versioning_documents(gateway: GatewayOnThread) -> None:
     assert status == 200
     assert s3.get_bucket_versioning(Bucket=BUCKET)["Status"] == "Suspended"
     assert s3.put_object(Bucket=BUCKET, Key="k", Body=b"")["VersionId"] == "null"  # no datanodes here
+
+
+def test_an_empty_version_id_names_no_version(gateway: GatewayOnThread) -> None:
+    """R32's F4: `?versionId=` is not "no version": GET, HEAD and DELETE are 400 InvalidArgument ("Version
+    id cannot be the empty string", as Amazon answers), and an empty VersionId in DeleteObjects is that
+    entry's NoSuchVersion; nothing is read, no marker is added."""
+    s3 = gateway.boto3()
+    bucket = "empty-version-id"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=bucket, Key="k", Body=b"")
+    for method in ("GET", "HEAD", "DELETE"):
+        status, text = gateway.signed_request(method, f"/{bucket}/k?versionId=")
+        assert status == 400, (method, status)
+        assert method == "HEAD" or "<Code>InvalidArgument</Code>" in text, text
+    body = f"<Delete {NS}><Object><Key>k</Key><VersionId></VersionId></Object></Delete>".encode()
+    digest = base64.b64encode(hashlib.md5(body).digest()).decode()
+    status, text = gateway.signed_request("POST", f"/{bucket}?delete", body, {"Content-MD5": digest})
+    assert status == 200 and "<Code>NoSuchVersion</Code>" in text and "<Deleted>" not in text, text
+    listed = s3.list_object_versions(Bucket=bucket)
+    assert "DeleteMarkers" not in listed and [v["IsLatest"] for v in listed["Versions"]] == [True]
+
+
+def test_a_conditional_delete_of_a_version_is_not_implemented(gateway: GatewayOnThread) -> None:
+    """R32's F5: DeleteObject with a versionId and If-Match is 501 NotImplemented, the version kept."""
+    s3 = gateway.boto3()
+    bucket = "conditional-version"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    version = s3.put_object(Bucket=bucket, Key="k", Body=b"")["VersionId"]
+    status, text = gateway.signed_request(
+        "DELETE", f"/{bucket}/k?versionId={version}", headers={"If-Match": '"not-the-etag"'}
+    )
+    assert status == 501 and "<Code>NotImplemented</Code>" in text, text
+    assert [v["VersionId"] for v in s3.list_object_versions(Bucket=bucket)["Versions"]] == [version]
