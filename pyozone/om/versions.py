@@ -15,6 +15,7 @@ a current version in keyTable.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -202,7 +203,11 @@ class ObjectVersions:
         max_keys: int = 0,
     ) -> list[tuple[KeyRecord, bool]]:  # fmt: skip
         """ListObjectVersions' entries (each with whether it is its key's latest version): by key, newest
-        first, after version `version_marker` of `key_marker` (none: after every version of it)."""
+        first, after version `version_marker` of `key_marker` (none: after every version of it). A hex
+        marker is a position, whether or not its version is still there; so is the one a page ending on a
+        `null` version answers (the gateway's NextVersionIdMarker, R32's F3). A `null` marker is resolved
+        to the key's null version now; when it has none the listing starts at the key's newest version,
+        repeating what a page listed rather than skipping what it did not."""
         om = self.om
         om.info_bucket(volume, bucket)
         store = om.store
@@ -211,24 +216,39 @@ class ObjectVersions:
             after = key_key(volume, bucket, key_marker) + _PAST_VERSIONS
             if version_marker:
                 marked = self._marker_seq(volume, bucket, key_marker, version_marker)
-                if marked is not None:
-                    after = key_key(volume, bucket, key_marker) + order_suffix(marked)
+                after = key_key(volume, bucket, key_marker) + (
+                    "\x00" if marked is None else order_suffix(marked)
+                )
         low = key_key(volume, bucket, key_marker) if key_marker else None  # its current one is newest
         keys = (
             om_records.decode_key(v) for _, v in store.scan(KEY_TABLE, key_key(volume, bucket, prefix), low)
         )
         current = ((key_key(volume, bucket, r.key) + order_suffix(r.version_seq), r) for r in keys)
+        resumed = self.om.find_key(volume, bucket, key_marker) if version_marker else None
+        if resumed is not None and resumed.key.startswith(prefix):
+            # a version removed since the last page may have made an older one current, past the marker
+            place = key_key(volume, bucket, resumed.key) + order_suffix(resumed.version_seq)
+            if after is not None and place > after:
+                current = itertools.chain([(place, resumed)], current)
         older = (
             (name, om_records.decode_key(v))
             for name, v in store.scan(OBJECT_VERSION_TABLE, key_key(volume, bucket, prefix), after)
         )
         out: list[tuple[KeyRecord, bool]] = []
-        previous = key_marker if version_marker else None
+        # the marker key's latest may follow the marker, if that one is gone (R32's F6)
+        newest = self.governing(volume, bucket, key_marker, "") if version_marker else None
+        previous = None
         limit = max_keys or DEFAULT_LIST_LIMIT
         for _, record in heapq.merge(current, older, key=lambda entry: entry[0]):
             if len(out) >= limit:
                 break
-            out.append((record, record.key != previous))
+            if record.key == previous:
+                latest = False
+            elif version_marker and record.key == key_marker:
+                latest = newest is not None and newest.version_seq == record.version_seq
+            else:
+                latest = True
+            out.append((record, latest))
             previous = record.key
         return out
 

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import KeyInfo
-from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id
+from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id, version_id
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response
@@ -188,6 +188,15 @@ def _version_of(info: KeyInfo) -> str:
     return info.version_id or NULL_VERSION
 
 
+def _position_of(info: KeyInfo) -> str:
+    """NextVersionIdMarker: the version's id, or for a `null` version its place as an id (OM resumes after
+    it even once the null version is deleted or overwritten between pages, R32's F3; Amazon answers
+    `null`, which names a version that may be gone by the next page)."""
+    if info.version_id and info.version_id != NULL_VERSION:
+        return info.version_id
+    return version_id(info.version_seq, True)
+
+
 async def list_versions(
     s3: S3Request, prefix: str, delimiter: str, key_marker: str, version_marker: str, max_keys: int
 ) -> VersionListing:
@@ -215,8 +224,8 @@ async def list_versions(
                 return listing
             if common is None:
                 listing.entries.append((info, latest))
-                listing.next_key, listing.next_version = info.name, _version_of(info)
-                at_key, at_version = info.name, _version_of(info)
+                listing.next_key, listing.next_version = info.name, _position_of(info)
+                at_key, at_version = info.name, listing.next_version
             else:
                 listing.prefixes.append(common)
                 listing.next_key, listing.next_version = common, ""

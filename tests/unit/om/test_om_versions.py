@@ -13,7 +13,7 @@ from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.om_views import KeyCondition
-from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome
+from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome, version_id
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OBJECT_VERSION_TABLE, OMMetadataStore, version_key
@@ -261,3 +261,36 @@ def test_a_conditional_delete_of_a_version_is_refused(om: OzoneManager) -> None:
     assert refused(om.delete_key, "vol1", "bkt1", "k", condition, v1) is OMResultCode.INVALID_REQUEST
     assert om.versions.find("vol1", "bkt1", "k", v1).version_id == v1
     assert freed(om) == set()
+
+
+def test_a_page_ending_on_the_null_version_resumes_at_its_place(om: OzoneManager) -> None:
+    """R32's F3: the list-then-delete loop. A page ends on k's `null` version, the client deletes it;
+    the next page, from the place the gateway answers (version_id of its sequence number), still lists
+    k's older version; a `null` marker naming no version any more starts at the key's newest,
+    repeating rather than skipping."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v3, _ = write(om, "k")
+    z, _ = write(om, "z")
+    page = om.versions.list("vol1", "bkt1", max_keys=2)
+    assert [(r.key, r.version_id) for r, _ in page] == [("k", v3), ("k", NULL_VERSION)]
+    place = version_id(page[-1][0].version_seq, True)
+    om.delete_key("vol1", "bkt1", "k", version=NULL_VERSION)
+    after = [("k", v1, False, False), ("z", z, True, False)]
+    assert listed(om, key_marker="k", version_marker=place) == after
+    assert listed(om, key_marker="k", version_marker=NULL_VERSION) == [("k", v3, True, False), *after]
+
+
+def test_is_latest_on_a_page_whose_marker_is_gone(om: OzoneManager) -> None:
+    """R32's F6: the first entry of the marker key on a follow-on page is its latest when it is."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    marker = om.delete_key("vol1", "bkt1", "k").version_id
+    assert listed(om, key_marker="k", version_marker="f" * 16) == [
+        ("k", marker, True, True),
+        ("k", v1, False, False),
+    ]
+    assert listed(om, key_marker="k", version_marker=marker) == [("k", v1, False, False)]

@@ -67,3 +67,31 @@ def test_a_conditional_delete_of_a_version_is_not_implemented(gateway: GatewayOn
     )
     assert status == 501 and "<Code>NotImplemented</Code>" in text, text
     assert [v["VersionId"] for v in s3.list_object_versions(Bucket=bucket)["Versions"]] == [version]
+
+
+def test_list_then_delete_pages_reach_every_version(gateway: GatewayOnThread) -> None:
+    """R32's F3 and F6: the loop tools run to empty a bucket (list a page, delete what it listed, ask the
+    next page from NextKeyMarker/NextVersionIdMarker) reaches every version when a page ends on a `null`
+    version, and the key's latest on a follow-on page is IsLatest."""
+    s3 = gateway.boto3()
+    bucket = "list-then-delete"
+    s3.create_bucket(Bucket=bucket)
+    for state in ("Enabled", "Suspended", "Enabled"):
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": state})
+        s3.put_object(Bucket=bucket, Key="k", Body=b"")
+    s3.put_object(Bucket=bucket, Key="z", Body=b"")
+    markers: dict[str, str] = {}
+    seen = []
+    while True:
+        page = s3.list_object_versions(Bucket=bucket, MaxKeys=2, **markers)
+        listed = page.get("Versions", [])
+        seen += [(v["Key"], v["VersionId"], v["IsLatest"]) for v in listed]
+        for v in listed:
+            s3.delete_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])
+        if not page["IsTruncated"]:
+            break
+        markers = {"KeyMarker": page["NextKeyMarker"], "VersionIdMarker": page["NextVersionIdMarker"]}
+    assert [key for key, _, _ in seen] == ["k", "k", "k", "z"]
+    assert seen[1][1] == "null" and [latest for _, _, latest in seen] == [True, False, True, True]
+    assert "Versions" not in s3.list_object_versions(Bucket=bucket)
+    s3.delete_bucket(Bucket=bucket)
