@@ -45,8 +45,8 @@ from pyozone.protocol import om_records
 if TYPE_CHECKING:
     from pyozone.om.core import OzoneManager
 
-_PAST_VERSIONS = "\x00g"
-"""After every order_suffix of a key (16 hex digits follow its NUL): a listing resumes past the key."""
+_PAST_VERSIONS = "\x00o"
+"""After every order_suffix and the NULL_POINTER of a key: a listing resumes past the key."""
 
 
 def seq_of(text: str) -> int | None:
@@ -66,6 +66,17 @@ def table_key(record: KeyRecord) -> str:
     return version_key(record.volume, record.bucket, record.key, record.version_seq)
 
 
+NULL_POINTER = "\x00null"
+"""After a key's name in objectVersionTable: the row naming the sequence number of the key's noncurrent
+`null` version, so finding it (a Suspended write or delete, under OM's usage lock; versionId=null) reads
+one row instead of scanning every version of the key (R32's F2). It sorts after the key's versions and is
+not one of them (older_versions and the listing skip it)."""
+
+
+def null_pointer(volume: str, bucket: str, key: str) -> str:
+    return key_key(volume, bucket, key) + NULL_POINTER
+
+
 def older_versions(store: OMMetadataStore, volume: str, bucket: str, key: str) -> Iterator[KeyRecord]:
     """The key's versions in objectVersionTable, newest first. Only rows whose name is the key's and one
     order_suffix: a key `k` + NUL + ... is another key's range inside k's (R32's F1b; OM refuses such names
@@ -81,11 +92,15 @@ def find_older(
     store: OMMetadataStore, volume: str, bucket: str, key: str, seq: int | None
 ) -> KeyRecord | None:
     """The version `seq` names in objectVersionTable (None: the null one), if it is there."""
-    if seq is not None:
-        data = store.get(OBJECT_VERSION_TABLE, version_key(volume, bucket, key, seq))
-        found = om_records.decode_key(data) if data is not None else None
-        return found if found is not None and found.versioned else None
-    return next((r for r in older_versions(store, volume, bucket, key) if not r.versioned), None)
+    if seq is None:
+        pointer = store.get(OBJECT_VERSION_TABLE, null_pointer(volume, bucket, key))
+        if pointer is None:
+            return None
+        data = store.get(OBJECT_VERSION_TABLE, version_key(volume, bucket, key, int(pointer.decode())))
+        return om_records.decode_key(data) if data is not None else None
+    data = store.get(OBJECT_VERSION_TABLE, version_key(volume, bucket, key, seq))
+    found = om_records.decode_key(data) if data is not None else None
+    return found if found is not None and found.versioned else None
 
 
 def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op]) -> int:
@@ -94,14 +109,25 @@ def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op
     found = find_older(om.store, volume, bucket, key, None)
     if found is None:
         return 0
-    ops.append((OBJECT_VERSION_TABLE, table_key(found), None))
+    forget(found, ops)
     om.orphan(found, ops)
     return found.replicated_bytes
 
 
 def keep(record: KeyRecord, ops: list[Op]) -> None:
-    """`record` becomes a noncurrent version (its blocks stay where they are)."""
+    """`record` becomes a noncurrent version (its blocks stay where they are); a `null` one is pointed
+    at. Call after `forget` of the key's previous null version in the same `ops`."""
     ops.append((OBJECT_VERSION_TABLE, table_key(record), om_records.encode_key(record)))
+    if not record.versioned:
+        pointer = null_pointer(record.volume, record.bucket, record.key)
+        ops.append((OBJECT_VERSION_TABLE, pointer, str(record.version_seq).encode()))
+
+
+def forget(record: KeyRecord, ops: list[Op]) -> None:
+    """`record` leaves objectVersionTable (removed for good or made current again), its pointer too."""
+    ops.append((OBJECT_VERSION_TABLE, table_key(record), None))
+    if not record.versioned:
+        ops.append((OBJECT_VERSION_TABLE, null_pointer(record.volume, record.bucket, record.key), None))
 
 
 def has_versions(store: OMMetadataStore, volume: str, bucket: str) -> bool:
@@ -176,7 +202,7 @@ class ObjectVersions:
                 om.info_bucket(volume, bucket)
                 return DeleteOutcome(version, False)
             removed, namespace = found, 0
-            ops.append((OBJECT_VERSION_TABLE, table_key(found), None))
+            forget(found, ops)
             if current is None and self._promote(volume, bucket, key, table_key(found), ops):
                 namespace = 1
         om.orphan(removed, ops)
@@ -193,7 +219,7 @@ class ObjectVersions:
                 continue
             if record.delete_marker:
                 return False
-            ops.append((OBJECT_VERSION_TABLE, table_key(record), None))
+            forget(record, ops)
             ops.append((KEY_TABLE, key_key(volume, bucket, key), om_records.encode_key(record)))
             return True
         return False
@@ -233,6 +259,7 @@ class ObjectVersions:
         older = (
             (name, om_records.decode_key(v))
             for name, v in store.scan(OBJECT_VERSION_TABLE, key_key(volume, bucket, prefix), after)
+            if not name.endswith(NULL_POINTER)
         )
         out: list[tuple[KeyRecord, bool]] = []
         # the marker key's latest may follow the marker, if that one is gone (R32's F6)

@@ -294,3 +294,32 @@ def test_is_latest_on_a_page_whose_marker_is_gone(om: OzoneManager) -> None:
         ("k", v1, False, False),
     ]
     assert listed(om, key_marker="k", version_marker=marker) == [("k", v1, False, False)]
+
+
+def test_the_null_version_is_found_without_a_scan(om: OzoneManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R32's F2: a Suspended write or delete and versionId=null find the key's null version by its
+    pointer row, not by scanning every version of the key (under OM's usage lock)."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    write(om, "k")  # the null version
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    for _ in range(5):
+        om.delete_key("vol1", "bkt1", "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    scanned: list[str] = []
+    scan = om.store.scan
+
+    def counted(table: str, prefix: str = "", start_after: str | None = None):  # type: ignore[no-untyped-def]
+        if table == OBJECT_VERSION_TABLE:
+            scanned.append(prefix)
+        return scan(table, prefix, start_after)
+
+    monkeypatch.setattr(om.store, "scan", counted)
+    assert om.lookup_key("vol1", "bkt1", "k", version=NULL_VERSION).key.version_id == NULL_VERSION
+    write(om, "k")  # replaces the null version, keeping the others
+    om.delete_key("vol1", "bkt1", "k")  # a null marker replaces it
+    assert scanned == []
+    monkeypatch.undo()
+    assert [v for _, v, _, _ in listed(om)].count(NULL_VERSION) == 1
+    assert len(listed(om)) == 7
