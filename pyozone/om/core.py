@@ -611,16 +611,19 @@ class OzoneManager:
         elif old is not None:
             self.orphan(old, changes)
             released += old.replicated_bytes
+        namespace = 0 if old is not None else 1
         if plan.drops_null:
-            released += versions.drop_null(self, record.volume, record.bucket, record.key, changes)
+            dropped = versions.drop_null(self, record.volume, record.bucket, record.key, changes)
+            released += dropped.replicated_bytes if dropped is not None else 0
+            namespace -= versions.namespace_of(dropped)
         used_delta = record.replicated_bytes - released - counted
         volume = self._volume(parent.volume)
-        self.check_quota(parent, used_delta, old is None, volume)
+        self.check_quota(parent, used_delta, namespace > 0, volume)
         ops.extend(changes)
         ops.append(
             (KEY_TABLE, key_key(record.volume, record.bucket, record.key), om_records.encode_key(record))
         )
-        self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
+        self.account(parent, used_delta, namespace, ops, volume)
         return record
 
     def check_quota(
@@ -777,10 +780,15 @@ class OzoneManager:
                 else:
                     self.orphan(current, ops)
                     released += current.replicated_bytes
+            namespace = 0 if current is not None else 1  # the marker counts, the current key no more
             if plan.drops_null:
-                released += versions.drop_null(self, volume, bucket, key, ops)
+                dropped = versions.drop_null(self, volume, bucket, key, ops)
+                released += dropped.replicated_bytes if dropped is not None else 0
+                namespace -= versions.namespace_of(dropped)
+            if namespace > 0:  # a row more: within the namespace quota, as a new key (R32's F7b)
+                quota.check_keys(parent)
             versions.keep(marker, ops)
-            self.account(parent, -released, -1 if current is not None else 0, ops)
+            self.account(parent, -released, namespace, ops)
             self.commit(ops)
         return DeleteOutcome(marker.version_id, True)
 

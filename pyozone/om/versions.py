@@ -9,7 +9,8 @@ keyTable unless it is a delete marker (`promote`). A removed version's blocks go
 deleted key's do, so KeyDeletingService frees them; the blocks of a version kept are never sent there.
 
 The bucket's usage counts the bytes of every version it keeps, and its keys (usedNamespace) the keys with
-a current version in keyTable.
+a current version in keyTable and the delete markers (Ozone's namespace quota bounds om.db's rows; a
+marker is one that holds no byte, R32's F7b).
 """
 
 from __future__ import annotations
@@ -103,15 +104,21 @@ def find_older(
     return found if found is not None and found.versioned else None
 
 
-def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op]) -> int:
+def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op]) -> KeyRecord | None:
     """Removes the key's null version from objectVersionTable (a Suspended bucket's write or delete
-    overwrites it), its blocks to deletion; the replicated bytes it held."""
+    overwrites it), its blocks to deletion; the version removed, if there was one."""
     found = find_older(om.store, volume, bucket, key, None)
     if found is None:
-        return 0
+        return None
     forget(found, ops)
     om.orphan(found, ops)
-    return found.replicated_bytes
+    return found
+
+
+def namespace_of(record: KeyRecord | None) -> int:
+    """What a version held in objectVersionTable counts in its bucket's usedNamespace: a delete marker 1
+    (a row no byte quota bounds, R32's F7b), an older version 0 (its bytes count in usedBytes)."""
+    return 1 if record is not None and record.delete_marker else 0
 
 
 def keep(record: KeyRecord, ops: list[Op]) -> None:
@@ -201,10 +208,10 @@ class ObjectVersions:
             if found is None:
                 om.info_bucket(volume, bucket)
                 return DeleteOutcome(version, False)
-            removed, namespace = found, 0
+            removed, namespace = found, -namespace_of(found)
             forget(found, ops)
             if current is None and self._promote(volume, bucket, key, table_key(found), ops):
-                namespace = 1
+                namespace += 1  # only when the marker removed was the latest: the count is unchanged
         om.orphan(removed, ops)
         with om.locks.usage:
             om.account(om.info_bucket(volume, bucket), -removed.replicated_bytes, namespace, ops)

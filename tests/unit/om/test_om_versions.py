@@ -17,6 +17,7 @@ from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutco
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, OBJECT_VERSION_TABLE, OMMetadataStore, version_key
+from pyozone.om.properties import PropertyManager
 from pyozone.om.settings import OMSettings
 from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
@@ -90,7 +91,7 @@ def test_a_delete_adds_a_marker_and_keeps_the_data(om: OzoneManager) -> None:
     assert freed(om) == set()
     assert om.lookup_key("vol1", "bkt1", "k", version=v1).key.blocks[0].block_id == blocks[0]
     assert listed(om) == [("k", outcome.version_id, True, True), ("k", v1, False, False)]
-    assert om.info_bucket("vol1", "bkt1").used_namespace == 0
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1  # the marker's (R32's F7b), not the key's
 
 
 def test_a_delete_of_a_missing_key_still_adds_a_marker(om: OzoneManager) -> None:
@@ -323,3 +324,24 @@ def test_the_null_version_is_found_without_a_scan(om: OzoneManager, monkeypatch:
     monkeypatch.undo()
     assert [v for _, v, _, _ in listed(om)].count(NULL_VERSION) == 1
     assert len(listed(om)) == 7
+
+
+def test_markers_count_in_the_namespace_quota(om: OzoneManager) -> None:
+    """R32's F7b and F7: a delete marker is a row no byte quota bounds, so it counts in usedNamespace
+    (a marker for a key that was current takes the key's place); a marker beyond the namespace quota is
+    QUOTA_EXCEEDED, and removing a latest marker brings its key back within the quota."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    PropertyManager(om).set_bucket("vol1", "bkt1", quota_namespace=2)
+    write(om, "a")
+    marker = om.delete_key("vol1", "bkt1", "a").version_id  # a's place: still 1
+    om.delete_key("vol1", "bkt1", "never-0")
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 2
+    assert refused(om.delete_key, "vol1", "bkt1", "never-1") is OMResultCode.QUOTA_EXCEEDED
+    assert refused(write, om, "b") is OMResultCode.QUOTA_EXCEEDED
+    om.delete_key("vol1", "bkt1", "a", version=marker)  # a comes back in the marker's place
+    bucket = om.info_bucket("vol1", "bkt1")
+    assert om.find_key("vol1", "bkt1", "a") is not None and bucket.used_namespace == 2
+    assert [(key, latest, dm) for key, _, latest, dm in listed(om)] == [
+        ("a", True, False),
+        ("never-0", True, True),
+    ]
