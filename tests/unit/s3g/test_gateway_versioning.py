@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import xml.etree.ElementTree as ET
+from dataclasses import replace
 
+from pyozone.om.metadata import OBJECT_VERSION_TABLE, version_key
+from pyozone.protocol.om_records import encode_key
 from tests.unit.s3g.gateway_thread import GatewayOnThread
 
 BUCKET = "raw-versioning"
-NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
+S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
+NS = f'xmlns="{S3_NS}"'
 
 
 def test_put_bucket_versioning_documents(gateway: GatewayOnThread) -> None:
@@ -95,3 +100,38 @@ def test_list_then_delete_pages_reach_every_version(gateway: GatewayOnThread) ->
     assert seen[1][1] == "null" and [latest for _, _, latest in seen] == [True, False, True, True]
     assert "Versions" not in s3.list_object_versions(Bucket=bucket)
     s3.delete_bucket(Bucket=bucket)
+
+
+def test_a_control_character_never_reaches_the_version_listing(gateway: GatewayOnThread) -> None:
+    """R32's F1b: a DELETE of a name holding a control character is refused like its PUT (it wrote a
+    marker), and a marker written under one before (put here straight into om.db) is left out of a
+    listing without encoding-type=url, which stays well-formed XML, and listed URL-encoded with it."""
+    s3 = gateway.boto3()
+    bucket = "control-characters"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=bucket, Key="doc", Body=b"")
+    for method in ("PUT", "DELETE"):
+        status, text = gateway.signed_request(method, f"/{bucket}/a%01")
+        assert status == 400 and "<Code>InvalidArgument</Code>" in text, (method, text)
+    core = gateway.om.core
+    assert core is not None
+    volume = gateway.gateway.settings.volume
+    current = core.find_key(volume, bucket, "doc")
+    assert current is not None
+    legacy = replace(current, key="doc\x00" + "0" * 16, delete_marker=True, version_seq=1 << 40)
+    core.store.write(
+        [
+            (
+                OBJECT_VERSION_TABLE,
+                version_key(volume, bucket, legacy.key, legacy.version_seq),
+                encode_key(legacy),
+            )
+        ]
+    )
+    status, text = gateway.signed_request("GET", f"/{bucket}?versions")
+    assert status == 200
+    entries = [e for e in ET.fromstring(text) if e.tag.endswith(("}Version", "}DeleteMarker"))]
+    assert [e.findtext(f"{{{S3_NS}}}Key") for e in entries] == ["doc"]
+    listed = s3.list_object_versions(Bucket=bucket, EncodingType="url")
+    assert [m["Key"] for m in listed["DeleteMarkers"]] == ["doc%00" + "0" * 16]  # as sent: not decoded
