@@ -363,7 +363,7 @@ class OzoneManagerService:
         located = await self._run(
             self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
             request.forceUpdateContainerCache, request.versionId, request.deleteMarkers,
-            check=self._key_check(context, ACLType.READ, request),
+            check=self._version_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
         await self._sign(info.locations, context, READ)
@@ -392,10 +392,20 @@ class OzoneManagerService:
 
     @rpc
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
+        caller = self.access.caller(context)
+        check = partial(
+            self.access.key_version,
+            caller,
+            ACLType.DELETE,
+            request.volume,
+            request.bucket,
+            request.key,
+            request.versionId,
+        )
         outcome = await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
-            wire.key_condition_from_proto(request.condition), request.versionId,
-            check=self._key_check(context, ACLType.DELETE, request),
+            wire.key_condition_from_proto(request.condition), request.versionId, self.access.creator(caller),
+            check=check,
         )  # fmt: skip
         return wire.delete_key_answer(outcome)
 
@@ -764,6 +774,18 @@ class OzoneManagerService:
     def _key_check(self, context: Context, right: ACLType, request: _KeyRequest) -> Check:
         caller = self.access.caller(context)
         return partial(self.access.key, caller, right, request.volume, request.bucket, request.key)
+
+    def _version_check(self, context: Context, right: ACLType, request: pb.LookupKeyRequest) -> Check:
+        caller = self.access.caller(context)
+        return partial(
+            self.access.key_version,
+            caller,
+            right,
+            request.volume,
+            request.bucket,
+            request.key,
+            request.versionId,
+        )
 
     def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
         caller = self.access.caller(context)
