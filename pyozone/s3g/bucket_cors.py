@@ -2,7 +2,7 @@
 and the CORS headers of every other answer (the rules themselves: hdds/s3_cors.py and cors.py).
 
 OM keeps the configuration apart from the bucket's record (putBucketCors, getBucketCors, deleteBucketCors:
-om/bucket_cors.py), checks every document before it keeps one, and lets only the bucket's owner (or an
+om/bucket_documents.py), checks every document before it keeps one, and lets only the bucket's owner (or an
 administrator) read or change it; the gateway checks ownership too, for a cluster whose OM has no ACLs.
 A preflight carries no credentials: the gateway reads the configuration as itself, through a short cache
 (cors_cache.py).

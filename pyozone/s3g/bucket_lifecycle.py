@@ -3,7 +3,7 @@ DeleteBucketLifecycle (`?lifecycle`; the rules: hdds/s3_lifecycle.py). The legac
 GetBucketLifecycle share the subresource and are answered alike.
 
 OM keeps the configuration apart from the bucket's record (putBucketLifecycle, getBucketLifecycle,
-deleteBucketLifecycle: om/bucket_lifecycle.py), checks every document before it keeps one, and lets only
+deleteBucketLifecycle: om/bucket_documents.py), checks every document before it keeps one, and lets only
 the bucket's owner (or an administrator) read or change it; the gateway checks ownership too, for a cluster
 whose OM has no ACLs, as for CORS. OM's lifecycle service applies the rules (om/lifecycle.py).
 """

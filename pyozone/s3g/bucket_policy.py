@@ -4,7 +4,7 @@ Put/Get/DeletePublicAccessBlock (hdds/s3_public_access.py; OM refuses a public p
 BlockPublicPolicy).
 
 OM keeps the policy as sent, apart from the bucket's record (putBucketPolicy, getBucketPolicy,
-deleteBucketPolicy: om/bucket_policy.py), checks every document before it keeps one and lets only the
+deleteBucketPolicy: om/bucket_documents.py), checks every document before it keeps one and lets only the
 bucket's owner (or an administrator) read or change it; the gateway checks ownership too, for a cluster
 whose OM has no ACLs. A policy never locks its owner out of these four: the owner may always read, change
 or delete it (as Amazon's root user may).
