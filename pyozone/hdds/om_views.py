@@ -90,6 +90,9 @@ class KeyInfo:
     """Beside `parts`: each part's checksum (the S3 gateway's), when its completion asked OM to keep them."""
     version_id: str = ""  # S3's: "null" or the version's id; "": written while its bucket was unversioned
     delete_marker: bool = False
+    version_seq: int = 0
+    """The version's place in its key's order (hdds/s3_versions.py), a `null` one's too: a version listing
+    resumes there even after the version is gone."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

@@ -1,6 +1,6 @@
 """S3's bucket CORS configuration (PutBucketCors' CORSConfiguration): the document, its checks and how a
 browser's origin, method and requested headers match its rules. Sans-IO and in the kernel because both
-sides read it: OM checks every document before it stores one (om/bucket_cors.py), so nothing it keeps is
+sides read it: OM checks every document before it stores one (om/bucket_documents.py), so nothing it keeps is
 unreadable (the 64 KB limit is of the body as sent; the kept form is read without it), and the S3 gateway
 answers browsers with it (s3g/cors.py).
 

@@ -1,7 +1,7 @@
 """S3's bucket lifecycle configuration (PutBucketLifecycleConfiguration's LifecycleConfiguration): the
 document, its checks, and when a rule's action falls due for an object, a noncurrent version, a delete
 marker or an incomplete multipart upload (Amazon's "Lifecycle configuration elements"). Sans-IO and in the
-kernel because both sides read it: OM checks every document before it keeps one (om/bucket_lifecycle.py)
+kernel because both sides read it: OM checks every document before it keeps one (om/bucket_documents.py)
 and its lifecycle service applies the rules (om/lifecycle.py); the S3 gateway answers S3's errors with it.
 
 The actions are the expirations (Expiration by Days or Date, ExpiredObjectDeleteMarker,

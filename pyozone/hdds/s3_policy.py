@@ -1,6 +1,6 @@
 """S3's bucket policy (PutBucketPolicy's JSON document): its checks, and how a request is decided by it.
 Sans-IO and in the kernel because both sides read it: OM checks every document before it keeps one
-(om/bucket_policy.py), and the S3 gateway decides each request with it (s3g/policy.py).
+(om/bucket_documents.py), and the S3 gateway decides each request with it (s3g/policy.py).
 
 The document (IAM's "JSON policy element reference", S3's "Bucket policy examples"): Version 2012-10-17 or
 2008-10-17; Id; Statement, one object or a list; each with Sid (unique), Effect Allow|Deny, Principal,

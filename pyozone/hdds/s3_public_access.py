@@ -1,7 +1,7 @@
 """S3's PublicAccessBlock of a bucket (PutPublicAccessBlock's PublicAccessBlockConfiguration): the
 document, its checks, and what a public ACL is. Sans-IO and in the kernel because both sides read it: OM
 refuses a public policy under BlockPublicPolicy in the same step that keeps the policy
-(om/bucket_policy.py), and the S3 gateway applies the other settings (s3g/policy.py).
+(om/bucket_documents.py), and the S3 gateway applies the other settings (s3g/policy.py).
 
 The four settings ("Blocking public access to your Amazon S3 storage"), each false when absent:
 BlockPublicAcls (a request that sets a public ACL is AccessDenied), IgnorePublicAcls (public ACLs grant

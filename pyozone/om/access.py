@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyozone.hdds.om_records import BucketRecord, VolumeRecord
+from pyozone.hdds.s3_versions import BucketVersioning
 from pyozone.hdds.security.acl import (
     ANONYMOUS_USER,
     Acls,
@@ -119,6 +120,29 @@ class Access:
             return
         parent = self.om.info_bucket(volume, bucket)
         found = None if right is ACLType.CREATE else self.om.find_key(volume, bucket, key)
+        self._key(caller, right, parent, key, found.ownership if found is not None else None)
+
+    def key_version(
+        self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str, version: str
+    ) -> None:
+        """READ or DELETE on a key of a bucket that may keep S3 versions (lookupKey, deleteKey): the record
+        the request acts on decides, as Ozone's key check does for the key (R32's F1). With `version`, that
+        version's own owner and ACLs (Amazon keeps them per version; one the key lacks: its newest's);
+        without, the current version's or, when a delete marker is latest, that marker's. A key with no
+        version at all leaves it to the parents as in Ozone (KeyManagerImpl.checkAccess: a missing key is
+        permitted there), except a delete in a versioned bucket: it writes a delete marker, a new record, so
+        it needs what a write needs, WRITE on the bucket (OzoneAclUtils.getParentNativeAcl for CREATE)."""
+        if caller is None:
+            return
+        parent = self.om.info_bucket(volume, bucket)
+        found = self.om.versions.governing(volume, bucket, key, version)
+        if (
+            found is None
+            and right is ACLType.DELETE
+            and not version
+            and parent.versioning is not BucketVersioning.UNVERSIONED
+        ):
+            right = ACLType.CREATE
         self._key(caller, right, parent, key, found.ownership if found is not None else None)
 
     def open_key(self, caller: Caller | None, volume: str, bucket: str, key: str, client_id: int) -> None:

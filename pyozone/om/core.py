@@ -620,16 +620,19 @@ class OzoneManager:
         elif old is not None:
             self.orphan(old, changes)
             released += old.replicated_bytes
+        namespace = 0 if old is not None else 1
         if plan.drops_null:
-            released += versions.drop_null(self, record.volume, record.bucket, record.key, changes)
+            dropped = versions.drop_null(self, record.volume, record.bucket, record.key, changes)
+            released += dropped.replicated_bytes if dropped is not None else 0
+            namespace -= versions.namespace_of(dropped)
         used_delta = record.replicated_bytes - released - counted
         volume = self._volume(parent.volume)
-        self.check_quota(parent, used_delta, old is None, volume)
+        self.check_quota(parent, used_delta, namespace > 0, volume)
         ops.extend(changes)
         ops.append(
             (KEY_TABLE, key_key(record.volume, record.bucket, record.key), om_records.encode_key(record))
         )
-        self.account(parent, used_delta, 0 if old is not None else 1, ops, volume)
+        self.account(parent, used_delta, namespace, ops, volume)
         return record
 
     def check_quota(
@@ -649,6 +652,7 @@ class OzoneManager:
         """`refresh` (forceUpdateContainerCache): the container locations come from SCM, not the cache.
         `version`: that S3 version ("": the current key); `delete_markers`: with no `version`, the latest
         version when it is a delete marker (else KEY_NOT_FOUND, as ever)."""
+        check_key_name(key, False)
         record = self._lookup_record(volume, bucket, key, version, delete_markers)
         client_rack = self.settings.rack_of(client_host) if client_host else ""
         found: dict[int, ReadLocation] = {}
@@ -685,6 +689,7 @@ class OzoneManager:
     def rename_key(self, volume: str, bucket: str, key: str, to_key: str) -> None:
         """Refused in a bucket that is or was S3-versioned: the key's older versions would stay under the
         old name and its current one would not be the newest under the new (om/versions.py)."""
+        check_key_name(key, False)
         check_key_name(to_key, self.settings.check_key_characters)
         with self.locks.key(key_key(volume, bucket, key), key_key(volume, bucket, to_key)):
             record = self.key_record(volume, bucket, key)
@@ -713,6 +718,7 @@ class OzoneManager:
     def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> KeyRecord:
         """Replaces the key's tag set (S3's PutObjectTagging; empty: DeleteObjectTagging). The key is not
         modified otherwise: S3 keeps an object's Last-Modified through tagging."""
+        check_key_name(key, False)
         check_tags(tags)
         with self.locks.key(key_key(volume, bucket, key)):
             record = replace(self.key_record(volume, bucket, key), tags=pairs(tags))
@@ -728,16 +734,25 @@ class OzoneManager:
         return record
 
     def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
-    ) -> DeleteOutcome:
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = "",
+        creator: Ownership | None = None,
+    ) -> DeleteOutcome:  # fmt: skip
         """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match). `version`: that
         S3 version is removed for good (om/versions.py). In a versioned bucket a delete without one adds a
-        delete marker, whether or not the key exists (Amazon's "Deleting object versions")."""
+        delete marker, whether or not the key exists (Amazon's "Deleting object versions"), owned by its
+        `creator` (the caller, with ozone.acl.enabled) as Amazon's marker is its deleter's."""
+        check_key_name(key, False)
         with self.locks.key(key_key(volume, bucket, key)):
             if version:
+                if condition is not None:  # Amazon evaluates one on the current version alone (R32's F5)
+                    raise OMException(
+                        OMResultCode.INVALID_REQUEST,
+                        f"key {volume}/{bucket}/{key}: a conditional delete of a version is not supported",
+                    )
                 return self.versions.delete(volume, bucket, key, version)
-            if self._bucket(volume, bucket).versioning is not BucketVersioning.UNVERSIONED:
-                return self._add_delete_marker(volume, bucket, key, condition)
+            parent = self._bucket(volume, bucket)
+            if parent.versioning is not BucketVersioning.UNVERSIONED:
+                return self._add_delete_marker(volume, bucket, key, condition, creator)
             record = self.key_record(volume, bucket, key)
             conditions.check(condition, record, key_key(volume, bucket, key))
             ops: list[Op] = [(KEY_TABLE, key_key(volume, bucket, key), None)]
@@ -749,7 +764,7 @@ class OzoneManager:
         return DeleteOutcome("", False)
 
     def _add_delete_marker(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None, creator: Ownership | None
     ) -> DeleteOutcome:
         """delete_key in a versioned bucket: the current version is kept (or, a `null` one while
         Suspended, removed) and a delete marker becomes the latest version. Call with the key's lock."""
@@ -763,7 +778,8 @@ class OzoneManager:
             now = self._now()
             marker = KeyRecord(
                 volume, bucket, key, 0, now, now, parent.replication, version_seq=seq,
-                versioned=plan.versioned, delete_marker=True,
+                versioned=plan.versioned, delete_marker=True, owner=creator.owner if creator else "",
+                acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
             )  # fmt: skip
             released = 0
             if current is not None:
@@ -773,10 +789,15 @@ class OzoneManager:
                 else:
                     self.orphan(current, ops)
                     released += current.replicated_bytes
+            namespace = 0 if current is not None else 1  # the marker counts, the current key no more
             if plan.drops_null:
-                released += versions.drop_null(self, volume, bucket, key, ops)
+                dropped = versions.drop_null(self, volume, bucket, key, ops)
+                released += dropped.replicated_bytes if dropped is not None else 0
+                namespace -= versions.namespace_of(dropped)
+            if namespace > 0:  # a row more: within the namespace quota, as a new key (R32's F7b)
+                quota.check_keys(parent)
             versions.keep(marker, ops)
-            self.account(parent, -released, -1 if current is not None else 0, ops)
+            self.account(parent, -released, namespace, ops)
             self.commit(ops)
         return DeleteOutcome(marker.version_id, True)
 

@@ -10,6 +10,8 @@
   s3BucketCorsTable /vol/bucket          a bucket's S3 CORS configuration (its document)
   objectVersionTable /vol/bucket/key NUL <2^64-1-seq, 16 hex>  KeyInfo (S3: a key's noncurrent versions
                                          and its delete markers, newest first; om/versions.py)
+                     /vol/bucket/key NUL "null"  decimal text: the seq of the key's noncurrent null version
+                                         (a pointer row, so it is found without a scan)
   meta          name                      decimal text (the object-id counter)
 
 Ozone names a multipart upload /vol/bucket/key/uploadID; pyozone puts a NUL (which no key name holds)

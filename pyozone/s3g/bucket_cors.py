@@ -2,7 +2,7 @@
 and the CORS headers of every other answer (the rules themselves: hdds/s3_cors.py and cors.py).
 
 OM keeps the configuration apart from the bucket's record (putBucketCors, getBucketCors, deleteBucketCors:
-om/bucket_cors.py), checks every document before it keeps one, and lets only the bucket's owner (or an
+om/bucket_documents.py), checks every document before it keeps one, and lets only the bucket's owner (or an
 administrator) read or change it; the gateway checks ownership too, for a cluster whose OM has no ACLs.
 A preflight carries no credentials: the gateway reads the configuration as itself, through a short cache
 (cors_cache.py).
@@ -17,7 +17,7 @@ from aiohttp import web
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.s3_cors import CORSError, parse
 from pyozone.s3g import cors
-from pyozone.s3g.buckets import bucket_owner, xml_response
+from pyozone.s3g.buckets import on_bucket, require_owner, xml_response
 from pyozone.s3g.cors_cache import NO_BUCKET, BucketCors
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import require_body_digest
@@ -28,29 +28,20 @@ from pyozone.s3g.routing import Target
 log = logging.getLogger(__name__)
 
 
-async def _check_owner(s3: S3Request) -> None:
-    """The requester must own the bucket; another user's is AccessDenied, as Amazon's default answers."""
-    if await bucket_owner(s3) != s3.user:
-        raise S3Error(S3ErrorCode.AccessDenied)
-
-
 async def _change(s3: S3Request, body: bytes | None) -> None:
     """Has OM keep `body` as the bucket's configuration (None: delete it); this gateway forgets it."""
     client, volume = s3.gateway.client, s3.gateway.volume
     with s3.gateway.cors.forgetting(s3.bucket):
-        try:
-            if body is None:
-                await client.delete_bucket_cors(volume, s3.bucket)
-            else:
-                await client.put_bucket_cors(volume, s3.bucket, body)
-        except OzoneClientError as e:
-            raise s3_error(e, BucketName=s3.bucket) from None
+        if body is None:
+            await on_bucket(s3, client.delete_bucket_cors(volume, s3.bucket))
+        else:
+            await on_bucket(s3, client.put_bucket_cors(volume, s3.bucket, body))
 
 
 async def put_bucket_cors(s3: S3Request) -> web.Response:
     """Replaces the configuration; its body needs a Content-MD5 or a checksum, as Amazon requires. The
     document is checked here (S3's errors) and again by OM, which keeps it."""
-    await _check_owner(s3)
+    await require_owner(s3)
     require_body_digest(s3.headers)
     body = await s3.body.read_all()
     cors.parse(body)
@@ -59,11 +50,8 @@ async def put_bucket_cors(s3: S3Request) -> web.Response:
 
 
 async def get_bucket_cors(s3: S3Request) -> web.Response:
-    await _check_owner(s3)
-    try:
-        text = await s3.gateway.client.get_bucket_cors(s3.gateway.volume, s3.bucket)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket) from None
+    await require_owner(s3)
+    text = await on_bucket(s3, s3.gateway.client.get_bucket_cors(s3.gateway.volume, s3.bucket))
     if text is None:
         raise S3Error(S3ErrorCode.NoSuchCORSConfiguration, BucketName=s3.bucket)
     return xml_response(text)
@@ -71,7 +59,7 @@ async def get_bucket_cors(s3: S3Request) -> web.Response:
 
 async def delete_bucket_cors(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had a configuration, as Amazon answers."""
-    await _check_owner(s3)
+    await require_owner(s3)
     await _change(s3, None)
     return web.Response(status=204)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TypeVar
+
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
@@ -10,6 +13,8 @@ from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
+
+T = TypeVar("T")
 
 XML = "application/xml"
 REGION = "us-east-1"
@@ -82,6 +87,22 @@ async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
     except OzoneClientError as e:
         raise s3_error(e, BucketName=name) from None
     return bucket.owner
+
+
+async def require_owner(s3: S3Request) -> None:
+    """The requester must own the bucket (its CORS, lifecycle, policy, PublicAccessBlock and ownership
+    controls are the owner's); another user's is AccessDenied, as Amazon's default answers. OM checks it
+    too where ACLs are on; this holds on a cluster without them."""
+    if await bucket_owner(s3) != s3.user:
+        raise S3Error(S3ErrorCode.AccessDenied)
+
+
+async def on_bucket(s3: S3Request, call: Awaitable[T]) -> T:
+    """An OM call about the request's bucket, a refusal in S3's words."""
+    try:
+        return await call
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
 
 
 async def _owns(s3: S3Request) -> bool:

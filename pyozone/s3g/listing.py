@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import KeyInfo
-from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id
+from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id, version_id
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response
@@ -184,8 +185,23 @@ class VersionListing:
         return len(self.entries) + len(self.prefixes)
 
 
+_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+"""What XML 1.0 cannot carry. OM refuses such key names (control characters), but a delete marker written
+under one before it did (R32's F1b) would make the whole listing unparsable: it is listed only with
+encoding-type=url. The other listings read keyTable, which never held such a name."""
+
+
 def _version_of(info: KeyInfo) -> str:
     return info.version_id or NULL_VERSION
+
+
+def _position_of(info: KeyInfo) -> str:
+    """NextVersionIdMarker: the version's id, or for a `null` version its place as an id (OM resumes after
+    it even once the null version is deleted or overwritten between pages, R32's F3; Amazon answers
+    `null`, which names a version that may be gone by the next page)."""
+    if info.version_id and info.version_id != NULL_VERSION:
+        return info.version_id
+    return version_id(info.version_seq, True)
 
 
 async def list_versions(
@@ -215,8 +231,8 @@ async def list_versions(
                 return listing
             if common is None:
                 listing.entries.append((info, latest))
-                listing.next_key, listing.next_version = info.name, _version_of(info)
-                at_key, at_version = info.name, _version_of(info)
+                listing.next_key, listing.next_version = info.name, _position_of(info)
+                at_key, at_version = info.name, listing.next_version
             else:
                 listing.prefixes.append(common)
                 listing.next_key, listing.next_version = common, ""
@@ -259,6 +275,7 @@ async def list_object_versions(s3: S3Request) -> web.Response:
     unversioned is its `null` version. Tools that empty a bucket generically (s3-tests' cleanup, rclone
     purge) list versions and delete them by id."""
     encode = _encoder(s3)
+    encoded = "encoding-type" in s3.query
     prefix, delimiter = s3.query.get("prefix", ""), s3.query.get("delimiter", "")
     key_marker = s3.query.get("key-marker", "")
     version_marker = s3.query.get("version-id-marker", "")
@@ -288,7 +305,11 @@ async def list_object_versions(s3: S3Request) -> web.Response:
         xml.el("Delimiter", encode(delimiter)) if delimiter else None,
         xml.el("EncodingType", "url") if "encoding-type" in s3.query else None,
         xml.el("IsTruncated", listing.truncated),
-        *(_version_entry(info, latest, encode, shown) for info, latest in listing.entries),
+        *(
+            _version_entry(info, latest, encode, shown)
+            for info, latest in listing.entries
+            if encoded or not _XML_UNSAFE.search(info.name)
+        ),
         *(xml.el("CommonPrefixes", None, xml.el("Prefix", encode(p))) for p in listing.prefixes),
     )
     return xml_response(body)

@@ -299,9 +299,14 @@ async def delete_object(s3: S3Request) -> web.Response:
     then a missing key is NoSuchKey and one with another ETag PreconditionFailed (OM compares in the
     delete's step). In a versioned bucket a delete without versionId adds a delete marker; with one it
     removes that version for good (om/versions.py); either answer names the version and whether it is a
-    marker."""
+    marker. Amazon evaluates If-Match on the current version alone; with a versionId it is refused, not
+    dropped (a 204 would destroy what the client meant to protect)."""
     condition = delete_condition(s3.headers)
     version = s3.query.get("versionId", "")
+    if version and condition is not None:  # never carried out unconditionally (R32's F5)
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "A conditional DeleteObject of a versionId is not implemented."
+        )
     try:
         version_id, marker = await s3.gateway.client.delete_key(
             s3.gateway.volume, s3.bucket, s3.key, condition, version
@@ -436,6 +441,9 @@ async def delete_objects(s3: S3Request) -> web.Response:
     client = s3.gateway.client
     for key, version in objects:
         version_el = xml.el("VersionId", version) if version is not None else None
+        if version == "":  # Amazon: an empty VersionId names no version (R32's F4), not "the key"
+            results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.NoSuchVersion)))
+            continue
         if await policy.key_denied(
             s3.gateway, s3.http, s3.headers, s3.bucket, key, version, s3.user, s3.query
         ):

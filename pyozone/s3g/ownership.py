@@ -13,8 +13,7 @@ import xml.etree.ElementTree as ET
 from aiohttp import web
 
 from pyozone.s3g import xml
-from pyozone.s3g.bucket_policy import check_owner
-from pyozone.s3g.buckets import xml_response
+from pyozone.s3g.buckets import require_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import BUCKET_OWNER_ENFORCED
 from pyozone.s3g.request import S3Request
@@ -24,14 +23,14 @@ OWNERSHIPS = frozenset({BUCKET_OWNER_ENFORCED, "BucketOwnerPreferred", "ObjectWr
 
 
 async def get_bucket_ownership_controls(s3: S3Request) -> web.Response:
-    await check_owner(s3)
+    await require_owner(s3)
     rule = xml.el("Rule", None, xml.el("ObjectOwnership", BUCKET_OWNER_ENFORCED))
     return xml_response(xml.document("OwnershipControls", rule))
 
 
 async def put_bucket_ownership_controls(s3: S3Request) -> web.Response:
     """An OwnershipControls of one Rule with one ObjectOwnership of Amazon's values, else MalformedXML."""
-    await check_owner(s3)
+    await require_owner(s3)
     ownership = _ownership(await s3.body.read_all())
     if ownership != BUCKET_OWNER_ENFORCED:
         raise S3Error(
@@ -42,7 +41,7 @@ async def put_bucket_ownership_controls(s3: S3Request) -> web.Response:
 
 
 async def delete_bucket_ownership_controls(s3: S3Request) -> web.Response:
-    await check_owner(s3)
+    await require_owner(s3)
     raise S3Error(
         S3ErrorCode.NotImplemented,
         f"Deleting ownership controls is not implemented; every bucket is {BUCKET_OWNER_ENFORCED}.",

@@ -19,7 +19,7 @@ ignored.
 The bucket's PublicAccessBlock (hdds/s3_public_access.py): RestrictPublicBuckets makes a public policy's
 Allow grant anonymous requests nothing (pyozone has one account, so every signed user is "within the
 account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied, before
-it would be NotImplemented); BlockPublicPolicy is OM's (om/bucket_policy.py); IgnorePublicAcls changes
+it would be NotImplemented); BlockPublicPolicy is OM's (om/bucket_documents.py); IgnorePublicAcls changes
 nothing while no public ACL can be made.
 """
 

@@ -41,7 +41,7 @@ from pyozone.s3g.headers import (
     refuse_unimplemented,
     storage_class,
 )
-from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error
+from pyozone.s3g.objects import MAX_PUT_BYTES, conditional_error, version_headers
 from pyozone.s3g.policy import acting_user
 from pyozone.s3g.request import Gateway, S3Request
 from pyozone.s3g.routing import MAX_KEY_BYTES, Operation, Target
@@ -100,8 +100,8 @@ async def post_object(
     acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
     with gateway.client.acting_for(acting):  # its signer, or the bucket's owner if its policy grants it
         await expected_owners(s3)
-        etag = await _store(s3, events, length)
-    return _answer(http, fields, where.bucket, key, etag)
+        etag, version = await _store(s3, events, length)
+    return _answer(http, fields, where.bucket, key, etag, version)
 
 
 async def _events(body: RequestBody, parser: FormDataParser) -> AsyncIterator[Event]:
@@ -162,9 +162,12 @@ async def _authenticate(gateway: Gateway, fields: CIMultiDictProxy[str]) -> str:
     return signed.access_key
 
 
-async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange) -> str:
-    """Streams the file into the key; returns its MD5 (the ETag). Commits only once the whole body arrived
-    and the file's size is within `length`."""
+async def _store(
+    s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange
+) -> tuple[str, dict[str, str]]:
+    """Streams the file into the key; returns its MD5 (the ETag) and the version it wrote, as PutObject
+    answers it (x-amz-version-id in a versioned bucket, R32's F7c). Commits only once the whole body
+    arrived and the file's size is within `length`."""
     fields = s3.headers
     metadata = object_metadata(fields, from_form=True)
     tagging = fields.get(TAGGING)
@@ -196,7 +199,7 @@ async def _store(s3: S3Request, events: AsyncIterator[Event], length: post_polic
             out.metadata[ETAG] = md5.hexdigest()
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
-    return md5.hexdigest()
+    return md5.hexdigest(), version_headers(out.key_info)
 
 
 def _basename(filename: str) -> str:
@@ -215,13 +218,14 @@ def _too_small(size: int, low: int) -> S3Error:
 
 
 def _answer(
-    http: web.Request, fields: CIMultiDictProxy[str], bucket: str, key: str, etag: str
-) -> web.Response:
+    http: web.Request, fields: CIMultiDictProxy[str], bucket: str, key: str, etag: str,
+    version: dict[str, str],
+) -> web.Response:  # fmt: skip
     """success_action_redirect (a valid http(s) URL: 303 to it with bucket, key and ETag), else
     success_action_status: 200 or 204 empty, 201 with the PostResponse document; anything else 204."""
     quoted = f'"{etag}"'
     location = str(http.url.with_query(None)).rstrip("/") + "/" + quote(key, safe="/")
-    headers = {"ETag": quoted, "Location": location}
+    headers = {"ETag": quoted, "Location": location, **version}
     redirect = fields.get(SUCCESS_REDIRECT)
     if redirect is not None and _is_url(redirect):
         separator = "&" if urlsplit(redirect).query else ("" if redirect.endswith("?") else "?")

@@ -252,11 +252,18 @@ VERSIONED = frozenset(
 def check_version(where: Target, operation: Operation) -> None:
     """A `versionId` on an object operation that does not act on versions (tagging, ACLs, a part's
     upload) is NotImplemented: acting on the current version instead would change another version than
-    the one named. Asked after the request is authenticated, so an anonymous caller learns nothing before
-    its AccessDenied."""
-    version = where.query.get("versionId", "")
-    if where.key is not None and version and operation not in VERSIONED:
-        raise S3Error(S3ErrorCode.NotImplemented, f"{operation.value} of a versionId is not implemented.")
+    the one named; an empty one on an operation that does act on versions is InvalidArgument, as Amazon
+    answers it (R32's F4). Asked after the request is authenticated, so an anonymous caller learns nothing
+    before its AccessDenied."""
+    version = where.query.get("versionId")
+    if where.key is None or version is None:
+        return
+    if operation not in VERSIONED:
+        if version:
+            raise S3Error(S3ErrorCode.NotImplemented, f"{operation.value} of a versionId is not implemented.")
+    elif not version:  # not "no version": a script's empty $V must not add a marker or read the latest
+        raise S3Error(S3ErrorCode.InvalidArgument, "Version id cannot be the empty string",
+                      ArgumentName="versionId", ArgumentValue="")  # fmt: skip
 
 
 _QUERY_PARAMETERS = frozenset(

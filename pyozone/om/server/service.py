@@ -25,12 +25,10 @@ from pyozone.hdds.om_records import KeyBlock, MultipartUploadRecord
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.x509 import check_user_name
+from pyozone.om import bucket_documents
 from pyozone.om.access import Access
 from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
-from pyozone.om.bucket_cors import BucketCorsManager
-from pyozone.om.bucket_lifecycle import BucketLifecycleManager
-from pyozone.om.bucket_policy import BucketPolicyManager
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -78,10 +76,11 @@ class OzoneManagerService:
         self.core = core
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
-        self.bucket_cors = BucketCorsManager(core)
-        self.bucket_lifecycle = BucketLifecycleManager(core)
+        self.bucket_cors = bucket_documents.cors(core)
+        self.bucket_lifecycle = bucket_documents.lifecycle(core)
         self.lifecycle = lifecycle or S3LifecycleService(core)
-        self.bucket_policy = BucketPolicyManager(core)
+        self.bucket_policy = bucket_documents.BucketPolicies(core)
+        self.public_access_block = bucket_documents.public_access_block(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -373,7 +372,7 @@ class OzoneManagerService:
         located = await self._run(
             self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
             request.forceUpdateContainerCache, request.versionId, request.deleteMarkers,
-            check=self._key_check(context, ACLType.READ, request),
+            check=self._version_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
         await self._sign(info.locations, context, READ)
@@ -402,10 +401,20 @@ class OzoneManagerService:
 
     @rpc
     async def deleteKey(self, request: pb.DeleteKeyRequest, context: Context) -> pb.DeleteKeyResponse:
+        caller = self.access.caller(context)
+        check = partial(
+            self.access.key_version,
+            caller,
+            ACLType.DELETE,
+            request.volume,
+            request.bucket,
+            request.key,
+            request.versionId,
+        )
         outcome = await self._run(
             self.core.delete_key, request.volume, request.bucket, request.key,
-            wire.key_condition_from_proto(request.condition), request.versionId,
-            check=self._key_check(context, ACLType.DELETE, request),
+            wire.key_condition_from_proto(request.condition), request.versionId, self.access.creator(caller),
+            check=check,
         )  # fmt: skip
         return wire.delete_key_answer(outcome)
 
@@ -562,7 +571,7 @@ class OzoneManagerService:
         self, request: pb.PutBucketPublicAccessBlockRequest, context: Context
     ) -> pb.PutBucketPublicAccessBlockResponse:
         await self._run(
-            self.bucket_policy.put_public_access_block, request.volume, request.bucket, request.configuration,
+            self.public_access_block.put, request.volume, request.bucket, request.configuration,
             check=self._owner_check(context, request, "change its PublicAccessBlock"),
         )  # fmt: skip
         return wire.empty_answer("putBucketPublicAccessBlock")
@@ -572,7 +581,7 @@ class OzoneManagerService:
         self, request: pb.GetBucketPublicAccessBlockRequest, context: Context
     ) -> pb.GetBucketPublicAccessBlockResponse:
         found = await self._run(
-            self.bucket_policy.get_public_access_block, request.volume, request.bucket,
+            self.public_access_block.get, request.volume, request.bucket,
             check=self._owner_check(context, request, "read its PublicAccessBlock"),
         )  # fmt: skip
         return wire.bucket_public_access_block_answer(found)
@@ -582,7 +591,7 @@ class OzoneManagerService:
         self, request: pb.DeleteBucketPublicAccessBlockRequest, context: Context
     ) -> pb.DeleteBucketPublicAccessBlockResponse:
         await self._run(
-            self.bucket_policy.delete_public_access_block, request.volume, request.bucket,
+            self.public_access_block.delete, request.volume, request.bucket,
             check=self._owner_check(context, request, "delete its PublicAccessBlock"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPublicAccessBlock")
@@ -786,6 +795,18 @@ class OzoneManagerService:
     def _key_check(self, context: Context, right: ACLType, request: _KeyRequest) -> Check:
         caller = self.access.caller(context)
         return partial(self.access.key, caller, right, request.volume, request.bucket, request.key)
+
+    def _version_check(self, context: Context, right: ACLType, request: pb.LookupKeyRequest) -> Check:
+        caller = self.access.caller(context)
+        return partial(
+            self.access.key_version,
+            caller,
+            right,
+            request.volume,
+            request.bucket,
+            request.key,
+            request.versionId,
+        )
 
     def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
         caller = self.access.caller(context)

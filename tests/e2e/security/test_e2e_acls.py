@@ -462,6 +462,25 @@ def test_s3_versions_are_checked_as_their_key(users: Users) -> None:
         assert error.value.response["Error"]["Code"] == "AccessDenied"
     assert alice.get_object(Bucket="history", Key="page", VersionId=first)["Body"].read() == b"first"
     assert len(alice.list_object_versions(Bucket="history")["Versions"]) == 2
+    # R32's F1: with READ on the bucket (rl) bob lists the versions, and once a delete marker is the
+    # latest he still reads and removes none of them, nor adds a marker (that needs WRITE on the bucket)
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:rl", "/s3v/history")
+    assert len(bob.list_object_versions(Bucket="history")["Versions"]) == 2
+    alice.delete_object(Bucket="history", Key="page")
+    for attempt in (
+        lambda: bob.get_object(Bucket="history", Key="page", VersionId=first),
+        lambda: bob.head_object(Bucket="history", Key="page", VersionId=first),
+        lambda: bob.delete_object(Bucket="history", Key="page", VersionId=first),
+        lambda: bob.delete_object(Bucket="history", Key="page"),
+        lambda: bob.delete_object(Bucket="history", Key="never-written"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] in ("AccessDenied", "403")
+    refused = bob.delete_objects(Bucket="history", Delete={"Objects": [{"Key": "page", "VersionId": first}]})
+    assert [e["Code"] for e in refused.get("Errors", [])] == ["AccessDenied"]
+    assert alice.get_object(Bucket="history", Key="page", VersionId=first)["Body"].read() == b"first"
+    assert len(alice.list_object_versions(Bucket="history")["DeleteMarkers"]) == 1
 
 
 def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:

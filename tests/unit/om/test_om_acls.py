@@ -361,3 +361,62 @@ def test_a_user_lists_only_the_volumes_it_may_read(tmp_path: Path) -> None:
             assert [v.volume for v in reply.volumes] == ["vola"]
 
     run(body())
+
+
+def test_a_version_is_checked_as_its_own_record(tmp_path: Path) -> None:
+    """R32's F1: a request naming a version is decided by that version's owner and ACLs, a key whose
+    latest is a delete marker by that marker (never as "a key to create"), and a delete marker for a key
+    that never was needs WRITE on the bucket: bucket READ (rl) alone reads and removes nothing."""
+
+    def version(info: pb.KeyInfo) -> str:
+        return f"{info.versionSeq:016x}"
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            await alice.setBucketVersioning(
+                pb.SetBucketVersioningRequest(volume="vol", bucket="buck", versioning="Enabled")
+            )
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:r"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:rl"))
+            await put_empty_key(alice, "vol", "buck", "secret")
+            lookup = pb.LookupKeyRequest(volume="vol", bucket="buck", key="secret")
+            v1 = version((await alice.lookupKey(lookup)).keyInfo)
+            await alice.deleteKey(pb.DeleteKeyRequest(volume="vol", bucket="buck", key="secret"))
+            named = pb.LookupKeyRequest(volume="vol", bucket="buck", key="secret", versionId=v1)
+            assert "KEY" in await denied(bob.lookupKey, named)
+            remove = pb.DeleteKeyRequest(volume="vol", bucket="buck", key="secret", versionId=v1)
+            await denied(bob.deleteKey, remove)
+            await denied(bob.deleteKey, pb.DeleteKeyRequest(volume="vol", bucket="buck", key="secret"))
+            marker = pb.LookupKeyRequest(volume="vol", bucket="buck", key="secret", deleteMarkers=True)
+            await denied(bob.lookupKey, marker)
+            assert (await alice.lookupKey(named)).keyInfo.key == "secret"  # still there, still hers
+            # a marker for a key that never existed: bucket READ is not enough, WRITE is
+            never = pb.DeleteKeyRequest(volume="vol", bucket="buck", key="never")
+            await denied(bob.deleteKey, never)
+            # sharing the current version shares it alone, not the older ones
+            await put_empty_key(alice, "vol", "buck", "diary")
+            d1 = version(
+                (await alice.lookupKey(pb.LookupKeyRequest(volume="vol", bucket="buck", key="diary"))).keyInfo
+            )
+            await put_empty_key(alice, "vol", "buck", "diary")
+            await alice.addAcl(
+                acl_request(pb.AddAclRequest, ResourceType.KEY, "/vol/buck/diary", "user:bob:r")
+            )
+            await bob.lookupKey(pb.LookupKeyRequest(volume="vol", bucket="buck", key="diary"))
+            await denied(
+                bob.lookupKey, pb.LookupKeyRequest(volume="vol", bucket="buck", key="diary", versionId=d1)
+            )
+            # with WRITE on the bucket bob adds markers; each is his, so he may remove it again
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:w"))
+            answer = await bob.deleteKey(never)
+            await bob.deleteKey(pb.DeleteKeyRequest(volume="vol", bucket="buck", key="never"))
+            await bob.deleteKey(
+                pb.DeleteKeyRequest(volume="vol", bucket="buck", key="never", versionId=answer.versionId)
+            )
+            listed = await alice.listKeyVersions(pb.ListKeyVersionsRequest(volume="vol", bucket="buck"))
+            assert sum(v.key.key == "secret" for v in listed.versions) == 2  # v1 and alice's marker
+
+    run(body())

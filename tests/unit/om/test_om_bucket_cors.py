@@ -11,7 +11,8 @@ import pytest
 from pyozone.hdds import s3_cors
 from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.security.acl import ResourceType
-from pyozone.om.bucket_cors import BucketCorsManager
+from pyozone.om import bucket_documents
+from pyozone.om.bucket_documents import BucketDocuments
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import BUCKET_TABLE, S3_BUCKET_CORS_TABLE, Op, bucket_key
@@ -34,15 +35,15 @@ BIG = config(rules=55, origin_chars=1000)
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketCorsManager]:
+def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketDocuments]:
     manager = make_om(tmp_path, FakeScm())
     manager.create_volume("vol")
     manager.create_bucket("vol", "bkt")
-    return manager, BucketCorsManager(manager)
+    return manager, bucket_documents.cors(manager)
 
 
 def test_a_configuration_is_kept_read_back_and_deleted(
-    cluster: tuple[OzoneManager, BucketCorsManager],
+    cluster: tuple[OzoneManager, BucketDocuments],
 ) -> None:
     _, cors = cluster
     assert cors.get("vol", "bkt") is None
@@ -71,9 +72,7 @@ def test_a_configuration_is_kept_read_back_and_deleted(
         config().replace(b"</CORSRule>", b"<MaxAgeSeconds>" + b"9" * 5000 + b"</MaxAgeSeconds></CORSRule>"),
     ],
 )
-def test_om_keeps_no_document_s3_refuses(
-    cluster: tuple[OzoneManager, BucketCorsManager], body: bytes
-) -> None:
+def test_om_keeps_no_document_s3_refuses(cluster: tuple[OzoneManager, BucketDocuments], body: bytes) -> None:
     """R26 D4, D5, D7: whatever reaches OM, nothing the gateway could not read is kept."""
     _, cors = cluster
     with pytest.raises(OMException) as error:
@@ -82,7 +81,7 @@ def test_om_keeps_no_document_s3_refuses(
     assert cors.get("vol", "bkt") is None
 
 
-def test_the_64_kb_bound_is_of_the_document_as_sent(cluster: tuple[OzoneManager, BucketCorsManager]) -> None:
+def test_the_64_kb_bound_is_of_the_document_as_sent(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
     """R26 D9: a body under 64 KB that grows when written out again (`>` as `&gt;`) is kept."""
     _, cors = cluster
     origins = "".join(f"<AllowedOrigin>https://{i}.{'>' * 900}</AllowedOrigin>" for i in range(64))
@@ -96,7 +95,7 @@ def test_the_64_kb_bound_is_of_the_document_as_sent(cluster: tuple[OzoneManager,
 
 
 def test_the_bucket_s_record_does_not_carry_the_configuration(
-    cluster: tuple[OzoneManager, BucketCorsManager],
+    cluster: tuple[OzoneManager, BucketDocuments],
 ) -> None:
     """R26 D1, D3: the record a listing answers and a key commit rewrites is the same with or without."""
     manager, cors = cluster
@@ -121,7 +120,7 @@ def test_the_bucket_s_record_does_not_carry_the_configuration(
     assert sum(len(value or b"") for _, _, value in written) < 4096
 
 
-def test_the_configuration_goes_with_its_bucket(cluster: tuple[OzoneManager, BucketCorsManager]) -> None:
+def test_the_configuration_goes_with_its_bucket(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
     manager, cors = cluster
     cors.put("vol", "bkt", config())
     manager.delete_bucket("vol", "bkt")
@@ -131,7 +130,7 @@ def test_the_configuration_goes_with_its_bucket(cluster: tuple[OzoneManager, Buc
 
 
 def test_deleting_a_bucket_without_a_configuration_leaves_the_table_alone(
-    cluster: tuple[OzoneManager, BucketCorsManager], monkeypatch: pytest.MonkeyPatch
+    cluster: tuple[OzoneManager, BucketDocuments], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """R29 N6: an OM that predates s3BucketCorsTable can still apply the deletion of such a bucket."""
     manager, _ = cluster

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pyozone.hdds.security.acl import ResourceType
-from pyozone.om.bucket_policy import BucketPolicyManager
+from pyozone.om import bucket_documents
+from pyozone.om.bucket_documents import BucketPolicies
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import BUCKET_TABLE, S3_BUCKET_POLICY_TABLE, Op, bucket_key
@@ -26,15 +27,15 @@ def policy(bucket: str = "bkt") -> bytes:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketPolicyManager]:
+def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketPolicies]:
     manager = make_om(tmp_path, FakeScm())
     manager.create_volume("vol")
     manager.create_bucket("vol", "bkt")
-    return manager, BucketPolicyManager(manager)
+    return manager, BucketPolicies(manager)
 
 
 def test_a_policy_is_kept_as_sent_read_back_and_deleted(
-    cluster: tuple[OzoneManager, BucketPolicyManager],
+    cluster: tuple[OzoneManager, BucketPolicies],
 ) -> None:
     _, policies = cluster
     assert policies.get("vol", "bkt") is None
@@ -57,7 +58,7 @@ def test_a_policy_is_kept_as_sent_read_back_and_deleted(
     ],
 )
 def test_om_keeps_no_document_s3_refuses(
-    cluster: tuple[OzoneManager, BucketPolicyManager], body: bytes, words: str
+    cluster: tuple[OzoneManager, BucketPolicies], body: bytes, words: str
 ) -> None:
     _, policies = cluster
     with pytest.raises(OMException) as error:
@@ -68,7 +69,7 @@ def test_om_keeps_no_document_s3_refuses(
 
 
 def test_the_policy_goes_with_its_bucket_and_only_if_it_has_one(
-    cluster: tuple[OzoneManager, BucketPolicyManager], monkeypatch: pytest.MonkeyPatch
+    cluster: tuple[OzoneManager, BucketPolicies], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manager, policies = cluster
     policies.put("vol", "bkt", policy())
@@ -123,17 +124,16 @@ BLOCK_POLICY = (
 
 
 def test_a_public_access_block_is_kept_refuses_public_policies_and_goes_with_its_bucket(
-    cluster: tuple[OzoneManager, BucketPolicyManager],
+    cluster: tuple[OzoneManager, BucketPolicies],
 ) -> None:
     """BlockPublicPolicy refuses a public policy in the step that would keep it; a policy already kept
     stays (as Amazon's); a non-public one is kept."""
     manager, policies = cluster
-    assert policies.get_public_access_block("vol", "bkt") is None
+    blocks = bucket_documents.public_access_block(manager)
+    assert blocks.get("vol", "bkt") is None
     policies.put("vol", "bkt", policy())
-    policies.put_public_access_block("vol", "bkt", BLOCK_POLICY)
-    assert b"<BlockPublicPolicy>true</BlockPublicPolicy>" in (
-        policies.get_public_access_block("vol", "bkt") or b""
-    )
+    blocks.put("vol", "bkt", BLOCK_POLICY)
+    assert b"<BlockPublicPolicy>true</BlockPublicPolicy>" in (blocks.get("vol", "bkt") or b"")
     assert policies.get("vol", "bkt") == policy()
     with pytest.raises(OMException) as error:
         policies.put("vol", "bkt", policy())
@@ -150,12 +150,12 @@ def test_a_public_access_block_is_kept_refuses_public_policies_and_goes_with_its
     ).encode()
     policies.put("vol", "bkt", fixed)
     with pytest.raises(OMException) as error:
-        policies.put_public_access_block("vol", "bkt", b"<PublicAccessBlockConfiguration><x/>")
+        blocks.put("vol", "bkt", b"<PublicAccessBlockConfiguration><x/>")
     assert error.value.code is OMResultCode.INVALID_REQUEST
-    policies.delete_public_access_block("vol", "bkt")
+    blocks.delete("vol", "bkt")
     policies.put("vol", "bkt", policy())
-    policies.put_public_access_block("vol", "bkt", BLOCK_POLICY)
+    blocks.put("vol", "bkt", BLOCK_POLICY)
     manager.delete_bucket("vol", "bkt")
     manager.create_bucket("vol", "bkt")
-    assert policies.get_public_access_block("vol", "bkt") is None
+    assert blocks.get("vol", "bkt") is None
     assert policies.get("vol", "bkt") is None

@@ -17,7 +17,7 @@ from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.s3_lifecycle import DAY_MS, LifecycleRun
 from pyozone.hdds.s3_versions import BucketVersioning
 from pyozone.hdds.security.acl import ResourceType
-from pyozone.om.bucket_lifecycle import BucketLifecycleManager
+from pyozone.om import bucket_documents
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.metadata import DELETED_TABLE, S3_BUCKET_LIFECYCLE_TABLE, bucket_key
@@ -49,7 +49,7 @@ class Bucket:
         self.om = make_om(path, FakeScm(), clock=self.clock, **settings)
         self.om.create_volume("vol")
         self.om.create_bucket("vol", "bkt")
-        self.config = BucketLifecycleManager(self.om)
+        self.config = bucket_documents.lifecycle(self.om)
         self.service = S3LifecycleService(self.om)
         self.multipart = MultipartManager(self.om)
 

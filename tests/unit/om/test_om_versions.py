@@ -4,6 +4,7 @@ version, the listing orders and pages versions, and om.db keeps all of it across
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,12 @@ import pytest
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
-from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome
+from pyozone.hdds.om_views import KeyCondition
+from pyozone.hdds.s3_versions import NULL_VERSION, BucketVersioning, DeleteOutcome, version_id
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import DELETED_TABLE, OMMetadataStore
+from pyozone.om.metadata import DELETED_TABLE, OBJECT_VERSION_TABLE, OMMetadataStore, version_key
+from pyozone.om.properties import PropertyManager
 from pyozone.om.settings import OMSettings
 from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import BLOCK, FakeScm, make_om
@@ -88,7 +91,7 @@ def test_a_delete_adds_a_marker_and_keeps_the_data(om: OzoneManager) -> None:
     assert freed(om) == set()
     assert om.lookup_key("vol1", "bkt1", "k", version=v1).key.blocks[0].block_id == blocks[0]
     assert listed(om) == [("k", outcome.version_id, True, True), ("k", v1, False, False)]
-    assert om.info_bucket("vol1", "bkt1").used_namespace == 0
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1  # the marker's (R32's F7b), not the key's
 
 
 def test_a_delete_of_a_missing_key_still_adds_a_marker(om: OzoneManager) -> None:
@@ -220,3 +223,125 @@ def test_versions_survive_a_restart(tmp_path: Path) -> None:
     assert listed(again) == [("k", marker, True, True), ("k", v1, False, False)]
     v2, _ = write(again, "k")
     assert v2 > marker  # ids keep growing across the restart
+
+
+def test_every_request_naming_a_key_checks_its_name(om: OzoneManager) -> None:
+    """R32's F1b: a NUL or another control character is refused whatever the request (a delete wrote a
+    marker under `k` NUL ..., inside k's range of objectVersionTable)."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    write(om, "k")
+    for name in ("k\x00" + "0" * 16, "a\x01"):
+        assert refused(om.delete_key, "vol1", "bkt1", name) is OMResultCode.INVALID_KEY_NAME
+        assert refused(om.lookup_key, "vol1", "bkt1", name) is OMResultCode.INVALID_KEY_NAME
+        assert refused(om.set_key_tags, "vol1", "bkt1", name, {}) is OMResultCode.INVALID_KEY_NAME
+    assert listed(om) == [("k", listed(om)[0][1], True, False)]
+
+
+def test_another_keys_row_in_a_keys_range_is_not_its_version(om: OzoneManager) -> None:
+    """R32's F1b: a row of key `k` NUL ... (written before names were checked) sorts inside k's versions;
+    k's scans skip it, so removing k's current version still brings its previous one back."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    v2, _ = write(om, "k")
+    foreign = replace(om.find_key("vol1", "bkt1", "k"), key="k\x00" + "0" * 16, delete_marker=True, blocks=())
+    om.store.write(
+        [(OBJECT_VERSION_TABLE, version_key("vol1", "bkt1", foreign.key, 99), om_records.encode_key(foreign))]
+    )
+    om.delete_key("vol1", "bkt1", "k", version=v2)
+    current = om.find_key("vol1", "bkt1", "k")
+    assert current is not None and current.version_id == v1
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 1
+
+
+def test_a_conditional_delete_of_a_version_is_refused(om: OzoneManager) -> None:
+    """R32's F5: If-Match is evaluated on the current version alone (Amazon's conditional deletes); with a
+    version named it is refused, never dropped with the version removed whatever its ETag."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    condition = KeyCondition(expected_etag="not-the-etag")
+    assert refused(om.delete_key, "vol1", "bkt1", "k", condition, v1) is OMResultCode.INVALID_REQUEST
+    assert om.versions.find("vol1", "bkt1", "k", v1).version_id == v1
+    assert freed(om) == set()
+
+
+def test_a_page_ending_on_the_null_version_resumes_at_its_place(om: OzoneManager) -> None:
+    """R32's F3: the list-then-delete loop. A page ends on k's `null` version, the client deletes it;
+    the next page, from the place the gateway answers (version_id of its sequence number), still lists
+    k's older version; a `null` marker naming no version any more starts at the key's newest,
+    repeating rather than skipping."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v3, _ = write(om, "k")
+    z, _ = write(om, "z")
+    page = om.versions.list("vol1", "bkt1", max_keys=2)
+    assert [(r.key, r.version_id) for r, _ in page] == [("k", v3), ("k", NULL_VERSION)]
+    place = version_id(page[-1][0].version_seq, True)
+    om.delete_key("vol1", "bkt1", "k", version=NULL_VERSION)
+    after = [("k", v1, False, False), ("z", z, True, False)]
+    assert listed(om, key_marker="k", version_marker=place) == after
+    assert listed(om, key_marker="k", version_marker=NULL_VERSION) == [("k", v3, True, False), *after]
+
+
+def test_is_latest_on_a_page_whose_marker_is_gone(om: OzoneManager) -> None:
+    """R32's F6: the first entry of the marker key on a follow-on page is its latest when it is."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    v1, _ = write(om, "k")
+    marker = om.delete_key("vol1", "bkt1", "k").version_id
+    assert listed(om, key_marker="k", version_marker="f" * 16) == [
+        ("k", marker, True, True),
+        ("k", v1, False, False),
+    ]
+    assert listed(om, key_marker="k", version_marker=marker) == [("k", v1, False, False)]
+
+
+def test_the_null_version_is_found_without_a_scan(om: OzoneManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """R32's F2: a Suspended write or delete and versionId=null find the key's null version by its
+    pointer row, not by scanning every version of the key (under OM's usage lock)."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    write(om, "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    write(om, "k")  # the null version
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    for _ in range(5):
+        om.delete_key("vol1", "bkt1", "k")
+    om.versions.set_state("vol1", "bkt1", SUSPENDED)
+    scanned: list[str] = []
+    scan = om.store.scan
+
+    def counted(table: str, prefix: str = "", start_after: str | None = None):  # type: ignore[no-untyped-def]
+        if table == OBJECT_VERSION_TABLE:
+            scanned.append(prefix)
+        return scan(table, prefix, start_after)
+
+    monkeypatch.setattr(om.store, "scan", counted)
+    assert om.lookup_key("vol1", "bkt1", "k", version=NULL_VERSION).key.version_id == NULL_VERSION
+    write(om, "k")  # replaces the null version, keeping the others
+    om.delete_key("vol1", "bkt1", "k")  # a null marker replaces it
+    assert scanned == []
+    monkeypatch.undo()
+    assert [v for _, v, _, _ in listed(om)].count(NULL_VERSION) == 1
+    assert len(listed(om)) == 7
+
+
+def test_markers_count_in_the_namespace_quota(om: OzoneManager) -> None:
+    """R32's F7b and F7: a delete marker is a row no byte quota bounds, so it counts in usedNamespace
+    (a marker for a key that was current takes the key's place); a marker beyond the namespace quota is
+    QUOTA_EXCEEDED, and removing a latest marker brings its key back within the quota."""
+    om.versions.set_state("vol1", "bkt1", ENABLED)
+    PropertyManager(om).set_bucket("vol1", "bkt1", quota_namespace=2)
+    write(om, "a")
+    marker = om.delete_key("vol1", "bkt1", "a").version_id  # a's place: still 1
+    om.delete_key("vol1", "bkt1", "never-0")
+    assert om.info_bucket("vol1", "bkt1").used_namespace == 2
+    assert refused(om.delete_key, "vol1", "bkt1", "never-1") is OMResultCode.QUOTA_EXCEEDED
+    assert refused(write, om, "b") is OMResultCode.QUOTA_EXCEEDED
+    om.delete_key("vol1", "bkt1", "a", version=marker)  # a comes back in the marker's place
+    bucket = om.info_bucket("vol1", "bkt1")
+    assert om.find_key("vol1", "bkt1", "a") is not None and bucket.used_namespace == 2
+    assert [(key, latest, dm) for key, _, latest, dm in listed(om)] == [
+        ("a", True, False),
+        ("never-0", True, True),
+    ]

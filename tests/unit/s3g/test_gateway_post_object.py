@@ -463,3 +463,15 @@ def test_an_error_echoing_control_characters_is_still_xml(gateway: GatewayOnThre
     status, _, answer = send(gateway, body, content_type)
     assert status == 400
     assert ET.fromstring(answer).findtext("ArgumentName") == "a\\x01b"
+
+
+def test_a_form_in_a_versioned_bucket_answers_its_version(gateway: GatewayOnThread, s3: Any) -> None:
+    """R32's F7c: POST Object answers x-amz-version-id in a versioned bucket, as PutObject does."""
+    bucket = "versioned-forms"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    form = s3.generate_presigned_post(bucket, "v.txt", ExpiresIn=300)
+    status, headers, body = post(gateway, list(form["fields"].items()), path=f"/{bucket}")
+    assert status == 204, body
+    version = s3.head_object(Bucket=bucket, Key="v.txt")["VersionId"]
+    assert version != "null" and headers["x-amz-version-id"] == version

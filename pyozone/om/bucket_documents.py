@@ -1,0 +1,131 @@
+"""A bucket's S3 configuration documents (CORS, lifecycle, policy, PublicAccessBlock), each kept by OM in a
+table of its own apart from the bucket's record (pyozone's: Ozone's gateway has none of them). Apart,
+because the record travels with every listing, every key commit and every setBucketProperty answer, and a
+document may be tens of kilobytes.
+
+OM reads every document with its kernel model before it keeps it (hdds/s3_cors.py, s3_lifecycle.py,
+s3_policy.py, s3_public_access.py) and keeps it as the Get call answers it, so no document a reader cannot
+read is ever stored (a policy is kept as sent, as GetBucketPolicy answers it). A public policy is refused
+under the bucket's BlockPublicPolicy in the step that would keep it, under OM's lock, so no concurrent
+PutPublicAccessBlock slips between the check and the write. The service checks that the caller owns the
+bucket (Access.bucket_owner); the rows go with their bucket (OzoneManager.delete_bucket). OM's own ACLs are
+not changed by any of them: the S3 gateway applies policies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyozone.hdds import s3_cors, s3_lifecycle, s3_policy, s3_public_access
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.metadata import (
+    S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_POLICY_TABLE,
+    S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+    bucket_key,
+)
+
+Reader = Callable[[bytes, str], bytes]
+"""A document as sent and its bucket's name -> the document as kept; S3's refusal raised as OMException."""
+
+
+class BucketDocuments:
+    """One kind of document: its table, and how a document is read before it is kept."""
+
+    def __init__(self, om: OzoneManager, table: str, read: Reader) -> None:
+        self.om = om
+        self.table = table
+        self.read = read
+
+    def put(self, volume: str, bucket: str, body: bytes) -> None:
+        """Replaces the bucket's document; one S3 refuses is INVALID_REQUEST, with S3's code and words."""
+        kept = self.read(body, bucket)
+        om = self.om
+        with om.lock:
+            om.info_bucket(volume, bucket)
+            self._check(volume, bucket, kept)
+            om.commit([(self.table, bucket_key(volume, bucket), kept)])
+
+    def _check(self, volume: str, bucket: str, kept: bytes) -> None:
+        """What the bucket's other documents say about this one, under OM's lock (nothing by default)."""
+
+    def get(self, volume: str, bucket: str) -> bytes | None:
+        """None: the bucket has none."""
+        self.om.info_bucket(volume, bucket)
+        return self.om.store.get(self.table, bucket_key(volume, bucket))
+
+    def delete(self, volume: str, bucket: str) -> None:
+        """Whether or not the bucket had one, as S3's Delete calls answer."""
+        om = self.om
+        with om.lock:
+            om.info_bucket(volume, bucket)
+            if om.store.get(self.table, bucket_key(volume, bucket)) is not None:
+                om.commit([(self.table, bucket_key(volume, bucket), None)])
+
+
+class BucketPolicies(BucketDocuments):
+    """Policies: a public one is PERMISSION_DENIED (S3's AccessDenied) under the bucket's
+    BlockPublicPolicy."""
+
+    def __init__(self, om: OzoneManager) -> None:
+        super().__init__(om, S3_BUCKET_POLICY_TABLE, _policy)
+
+    def _check(self, volume: str, bucket: str, kept: bytes) -> None:
+        block = self.om.store.get(S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE, bucket_key(volume, bucket))
+        if block is None or not s3_public_access.parse(block).BlockPublicPolicy:
+            return
+        if s3_policy.is_public(s3_policy.parse(kept, bucket, limit=None)):
+            raise OMException(
+                OMResultCode.PERMISSION_DENIED,
+                f"The policy makes bucket {volume}/{bucket} public and its PublicAccessBlock blocks public "
+                "policies (BlockPublicPolicy).",
+            )
+
+
+def _refused(code: str, message: str) -> OMException:
+    return OMException(OMResultCode.INVALID_REQUEST, f"{code}: {message or code}")
+
+
+def _cors(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_cors.document(s3_cors.parse(body))
+    except s3_cors.CORSError as e:
+        raise _refused(e.code, e.message) from None
+
+
+def _lifecycle(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_lifecycle.document(s3_lifecycle.parse(body))
+    except s3_lifecycle.LifecycleError as e:
+        raise _refused(e.code, e.message) from None
+
+
+def _policy(body: bytes, bucket: str) -> bytes:
+    try:
+        s3_policy.parse(body, bucket)
+    except s3_policy.PolicyError as e:
+        raise _refused(e.code, e.message) from None
+    return body
+
+
+def _public_access_block(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_public_access.document(s3_public_access.parse(body))
+    except s3_public_access.PublicAccessBlockError as e:
+        raise _refused(e.code, str(e)) from None
+
+
+def cors(om: OzoneManager) -> BucketDocuments:
+    return BucketDocuments(om, S3_BUCKET_CORS_TABLE, _cors)
+
+
+def lifecycle(om: OzoneManager) -> BucketDocuments:
+    return BucketDocuments(om, S3_BUCKET_LIFECYCLE_TABLE, _lifecycle)
+
+
+def public_access_block(om: OzoneManager) -> BucketDocuments:
+    """A PublicAccessBlock changes no policy already kept (as Amazon's: BlockPublicPolicy refuses later
+    puts)."""
+    return BucketDocuments(om, S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE, _public_access_block)
