@@ -15,6 +15,7 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import CANNED_ACL, OWNER_CANNED_ACLS
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.policy import COPIES
 from pyozone.s3g.request import S3Request
 from pyozone.s3g.routing import Operation
 
@@ -33,7 +34,7 @@ async def expected_owners(s3: S3Request) -> None:
     if expected is not None and s3.target.bucket is not None and s3.operation is not Operation.CREATE_BUCKET:
         await _expect_owner(s3, s3.bucket, expected)
     expected = s3.headers.get(SOURCE_EXPECTED_OWNER)
-    if expected is not None and COPY_SOURCE in s3.headers:
+    if expected is not None and COPY_SOURCE in s3.headers and s3.operation in COPIES:  # R34's F7: a GET
         await _expect_owner(s3, copy_source(s3)[0], expected)
 
 

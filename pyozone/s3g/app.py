@@ -37,7 +37,7 @@ from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
 from pyozone.s3g.body import CONTINUE, RequestBody
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import refuse_unimplemented, with_query_headers
+from pyozone.s3g.headers import RESPONSE_OVERRIDES, refuse_unimplemented, with_query_headers
 from pyozone.s3g.metrics import OPERATION, S3GatewayMetrics
 from pyozone.s3g.objects import NotModified, ResponseBroken
 from pyozone.s3g.request import Gateway, S3Request
@@ -190,9 +190,16 @@ async def _run(
             gateway, http, headers, object_checksum=operation is Operation.COMPLETE_MULTIPART_UPLOAD
         )
     except Unsigned:
-        if operation is None or where.bucket is None or operation is Operation.CREATE_BUCKET:
+        if operation in (None, Operation.CREATE_BUCKET) or where.bucket is None:
             raise
+        if operation is Operation.POST_OBJECT:  # an unsigned form, whatever the policy (R34's F3: a 500)
+            await policy.refuse_anonymous(gateway, where.bucket)
         acting = await policy.acting_user(gateway, http, where, operation, None, headers)
+        if any(name in http.query for name in RESPONSE_OVERRIDES):
+            raise S3Error(  # Amazon's answer: an anonymous GET sets no headers of its answer (R34's F12)
+                S3ErrorCode.InvalidRequest,
+                "Request specific response headers cannot be used for anonymous GET requests.",
+            ) from None
         access_key, payload = "", anonymous_payload(headers)
     else:
         acting = None

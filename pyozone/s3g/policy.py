@@ -25,11 +25,12 @@ nothing while no public ACL can be made.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -104,6 +105,11 @@ VERSION_ACTIONS = MappingProxyType(
 )  # fmt: skip
 """The action of a request naming a versionId."""
 COPIES = frozenset({Operation.COPY_OBJECT, Operation.UPLOAD_PART_COPY})
+TAGGING = "x-amz-tagging"
+TAGGING_WRITES = frozenset(
+    {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT}
+)
+"""The writes that set tags from x-amz-tagging (s3:PutObjectTagging besides their own action, as Amazon)."""
 OWNER_ALWAYS = frozenset(
     {Operation.GET_BUCKET_POLICY, Operation.PUT_BUCKET_POLICY, Operation.DELETE_BUCKET_POLICY,
      Operation.GET_BUCKET_POLICY_STATUS}
@@ -183,7 +189,7 @@ def condition_values(
     absent, as Amazon leaves it."""
     values: dict[str, tuple[str, ...]] = {"aws:securetransport": ("true" if http.secure else "false",)}
     if http.remote:
-        values["aws:sourceip"] = (http.remote,)
+        values["aws:sourceip"] = (_source_ip(http.remote),)
     for key, header in _HEADER_KEYS:
         if header in headers:
             values[key] = tuple(headers.getall(header))
@@ -195,6 +201,17 @@ def condition_values(
         values["s3:signatureversion"] = ("AWS4-HMAC-SHA256",)
         values["s3:authtype"] = ("REST-QUERY-STRING" if "X-Amz-Signature" in query else "REST-HEADER",)
     return values
+
+
+def _source_ip(remote: str) -> str:
+    """The peer's address; an IPv4 one written as IPv6 (::ffff:a.b.c.d, a dual-stack socket's) as IPv4,
+    so an IPv4 SourceIp condition sees it (R34's F5)."""
+    try:
+        address = ipaddress.ip_address(remote)
+    except ValueError:
+        return remote
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return str(mapped) if mapped is not None else remote
 
 
 _HEADER_KEYS = (
@@ -229,6 +246,14 @@ async def _decide(
     return _Decided(decision, found.owner, found)
 
 
+async def refuse_anonymous(gateway: Gateway, bucket: str) -> NoReturn:
+    """What an anonymous request no policy can let in gets: NoSuchBucket for a bucket that does not exist
+    (as S3 answers even an anonymous request), else AccessDenied."""
+    if not (await bucket_access(gateway, bucket)).bucket_exists:
+        raise S3Error(S3ErrorCode.NoSuchBucket, BucketName=bucket)
+    raise S3Error(S3ErrorCode.AccessDenied)
+
+
 async def acting_user(
     gateway: Gateway,
     http: web.Request,
@@ -245,6 +270,8 @@ async def acting_user(
             raise S3Error(S3ErrorCode.AccessDenied)
         return user  # DeleteObjects: its keys are decided one by one (key_denied)
     values = condition_values(http, headers, where.query, user)
+    if operation is Operation.POST_OBJECT and user is not None:  # signed in its form (R34's F11)
+        values["s3:authtype"] = ("POST",)
     resource = object_arn(where.bucket, where.key) if where.key is not None else bucket_arn(where.bucket)
     decided = await _decide(gateway, where.bucket, name, resource, user, values)
     if user is not None and user == decided.owner and operation in OWNER_ALWAYS:
@@ -259,10 +286,16 @@ async def acting_user(
         if source is None:  # no source a copy can read: the handler refuses it, acting as no one else
             elevate = False
         else:
-            read = await _decide(gateway, source[0], "s3:GetObject", object_arn(*source), user, values)
+            reading = "s3:GetObjectVersion" if source[2] else "s3:GetObject"  # R34's F2
+            read = await _decide(gateway, source[0], reading, object_arn(*source[:2]), user, values)
             if read.decision is Decision.DENY:
                 raise S3Error(S3ErrorCode.AccessDenied)
             elevate = elevate and read.decision is Decision.ALLOW and read.owner == decided.owner
+    form_tags = operation is Operation.POST_OBJECT and "tagging" in headers  # a form's field
+    if (TAGGING in headers or form_tags) and operation in TAGGING_WRITES:  # the tags it sets: R34's F13
+        tagging = await _decide(gateway, where.bucket, "s3:PutObjectTagging", resource, user, values)
+        if tagging.decision is Decision.DENY:
+            raise S3Error(S3ErrorCode.AccessDenied)
     if elevate:
         return decided.owner
     if user is None:
@@ -283,11 +316,13 @@ def sets_public_acl(headers: CIMultiDictProxy[str]) -> bool:
 _PUBLIC_GROUPS = re.compile(r"acs\.amazonaws\.com/groups/global/(AllUsers|AuthenticatedUsers)", re.IGNORECASE)
 
 
-def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str] | None:
-    """x-amz-copy-source's (bucket, key), as objects.copy_source reads it; None: it names none."""
-    path = headers.get("x-amz-copy-source", "").partition("?")[0]
+def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str, str] | None:
+    """x-amz-copy-source's (bucket, key, versionId or ""), as objects.copy_source reads it; None: it names
+    none."""
+    path, _, query = headers.get("x-amz-copy-source", "").partition("?")
     bucket, _, key = unquote(path).lstrip("/").partition("/")
-    return (bucket, key) if bucket and key else None
+    version = query.partition("=")[2] if query.startswith("versionId=") else ""
+    return (bucket, key, version) if bucket and key else None
 
 
 async def key_denied(

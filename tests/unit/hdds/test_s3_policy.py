@@ -261,6 +261,32 @@ def test_a_fixed_user_condition_is_not_public() -> None:
     assert not is_public(parse(doc(deny()), BUCKET))
 
 
+def test_cidrs_that_together_cover_every_address_are_public() -> None:
+    """R34's F4: 0.0.0.0/1 and 128.0.0.0/1 are 0.0.0.0/0, which only a literal /0 was taken for."""
+    halves = ["0.0.0.0/1", "128.0.0.0/1"]
+    assert is_public(parse(doc(allow(Condition={"IpAddress": {"aws:SourceIp": halves}})), BUCKET))
+    both = ["10.0.0.0/8", "::/1", "8000::/1"]
+    assert is_public(parse(doc(allow(Condition={"IpAddress": {"aws:SourceIp": both}})), BUCKET))
+    some = ["0.0.0.0/1", "2001:db8::/32"]
+    assert not is_public(parse(doc(allow(Condition={"IpAddress": {"aws:SourceIp": some}})), BUCKET))
+
+
+def test_a_policy_nested_past_python_s_stack_is_malformed() -> None:
+    """R34's F6: 9,000 nested brackets were an uncaught RecursionError (a 500)."""
+    with pytest.raises(PolicyError) as e:
+        parse(b'{"Statement": ' + b"[" * 9000 + b"]" * 9000 + b"}", BUCKET)
+    assert e.value.code == "MalformedPolicy"
+
+
+def test_long_patterns_against_long_values_match_by_their_pieces() -> None:
+    """R34's F1: a pattern of thousands of pieces against a 7,000-character key (seconds of the event loop
+    a character at a time) is found by its pieces in order."""
+    pattern = "*" + "?a*" * 3000 + "b"
+    assert not glob_match(pattern, "xa" * 3500)
+    assert glob_match(pattern, "xa" * 3500 + "b")
+    assert glob_match("a*b?d*", "a--b-d") and not glob_match("a*b?d", "abd")
+
+
 # ------------------------------------------------------------------ properties
 PATTERN = st.text(alphabet="ab*?/", max_size=12)
 TEXT = st.text(alphabet="ab/", max_size=12)

@@ -225,6 +225,65 @@ def test_a_form_upload_is_decided_as_a_put(gateway: GatewayOnThread, owner) -> N
     assert post("locked/form") == 403
 
 
+def test_a_form_upload_is_post_for_auth_type_and_an_unsigned_one_is_refused(
+    gateway: GatewayOnThread, owner
+) -> None:  # type: ignore[no-untyped-def]
+    """R34's F11: a signed form was s3:authType REST-HEADER, never POST; F3: an unsigned form to a bucket
+    whose policy allows s3:* was a 500."""
+    from tests.unit.s3g.test_gateway_post_object import encode, send
+
+    signer = gateway.boto3("alice", signature_version="s3v4")
+    fields = signer.generate_presigned_post(BUCKET, "form")["fields"]
+    body, content_type = encode(list(fields.items()), ("a.txt", b""))
+    no_forms = statement("Deny", "s3:PutObject", Condition={"StringEquals": {"s3:authType": "POST"}})
+    owner.put_bucket_policy(Bucket=BUCKET, Policy=policy(no_forms))
+    assert send(gateway, body, content_type, f"/{BUCKET}")[0] == 403
+    everything = statement(action="s3:*", resource=[f"arn:aws:s3:::{BUCKET}", f"arn:aws:s3:::{BUCKET}/*"])
+    owner.put_bucket_policy(Bucket=BUCKET, Policy=policy(everything))
+    body, content_type = encode([("key", "anon")], ("a.txt", b""))
+    status, _, text = send(gateway, body, content_type, f"/{BUCKET}")
+    assert status == 403 and "<Code>AccessDenied</Code>" in text
+
+
+def test_an_anonymous_get_sets_no_answer_headers(owner, anonymous) -> None:  # type: ignore[no-untyped-def]
+    """R34's F12: `?response-content-type=text/html` on a public object served it as HTML."""
+    owner.put_bucket_policy(Bucket=BUCKET, Policy=PUBLIC_READ)
+    assert refused(
+        anonymous.get_object, Bucket=BUCKET, Key="public/a.jpg", ResponseContentType="text/html"
+    ) == (400, "InvalidRequest")
+    assert anonymous.get_object(Bucket=BUCKET, Key="public/a.jpg")["Body"].read() == b""
+
+
+def test_a_tagging_deny_holds_for_the_tags_a_put_sets(owner) -> None:  # type: ignore[no-untyped-def]
+    """R34's F13: a PUT with x-amz-tagging stored tags a Deny of s3:PutObjectTagging refuses."""
+    owner.put_bucket_policy(Bucket=BUCKET, Policy=policy(statement("Deny", "s3:PutObjectTagging")))
+    assert refused(owner.put_object, Bucket=BUCKET, Key="tagged", Body=b"", Tagging="a=b") == (
+        403, "AccessDenied",
+    )  # fmt: skip
+    owner.put_object(Bucket=BUCKET, Key="untagged", Body=b"")
+
+
+def test_a_copy_of_a_version_is_read_as_get_object_version(gateway: GatewayOnThread, owner) -> None:  # type: ignore[no-untyped-def]
+    """R34's F2: a copy checked its source as s3:GetObject even when it named a versionId, so a Deny of
+    s3:GetObjectVersion refused the GET of an old version but not its copy."""
+    owner.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    old = owner.put_object(Bucket=BUCKET, Key="draft", Body=b"")["VersionId"]
+    owner.put_object(Bucket=BUCKET, Key="draft", Body=b"")
+    owner.put_bucket_policy(Bucket=BUCKET, Policy=policy(statement("Deny", "s3:GetObjectVersion")))
+    assert refused(owner.get_object, Bucket=BUCKET, Key="draft", VersionId=old) == (403, "AccessDenied")
+    source = {"Bucket": BUCKET, "Key": "draft", "VersionId": old}
+    assert refused(owner.copy_object, Bucket=BUCKET, Key="copied", CopySource=source) == (403, "AccessDenied")
+    owner.copy_object(Bucket=BUCKET, Key="copied", CopySource={"Bucket": BUCKET, "Key": "draft"})
+
+
+def test_an_ipv4_peer_written_as_ipv6_meets_ipv4_conditions() -> None:
+    """R34's F5: a dual-stack socket's ::ffff:a.b.c.d escaped an IPv4 SourceIp condition."""
+    from pyozone.s3g.policy import _source_ip
+
+    assert _source_ip("::ffff:192.0.2.7") == "192.0.2.7"
+    assert (_source_ip("2001:db8::1"), _source_ip("192.0.2.7")) == ("2001:db8::1", "192.0.2.7")
+
+
 SETTINGS = ("BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets")
 ALL_BLOCKED = dict.fromkeys(SETTINGS, True)
 
