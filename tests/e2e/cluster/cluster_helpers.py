@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -277,13 +278,26 @@ def member_client(location: BlockLocation, dn: str) -> XceiverClient:
     return XceiverClient(details.ip_address, dict(details.ports)["STANDALONE"], location.pipeline.id)
 
 
+_NAMED_LEADER = re.compile(r"the leader is (\S+)")
+
+
 def write_to_pipeline(location: BlockLocation, data: bytes) -> None:
     """Writes the block (chunks + putBlock) through its pipeline's leader, waits until every member
     committed it (watch ALL_COMMITTED) and reads it back from each member once that member applied it (a
     watch counts the members' commit indexes, as Ratis's: a follower applies after)."""
     leader = location.pipeline.leader or location.pipeline.suggested_leader or location.pipeline.nodes[0]
-    with member_client(location, leader) as client:
-        client.write_block(location.block_id, data)
+    for _ in range(len(location.pipeline.nodes)):  # SCM's leader may be an election old: follow NOT_LEADER
+        try:
+            with member_client(location, leader) as client:
+                client.write_block(location.block_id, data)
+            break
+        except XceiverError as e:
+            named = _NAMED_LEADER.search(str(e)) if e.result == dn_pb.NOT_LEADER else None
+            if named is None:
+                raise
+            leader = named.group(1)
+    else:
+        raise AssertionError(f"no member of {location.pipeline.id} took block {location.block_id}")
     for dn in location.pipeline.nodes:
         with member_client(location, dn) as client:
 
