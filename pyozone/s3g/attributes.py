@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g import xml
 from pyozone.s3g.auth.checksums import ChecksumAlgorithm
@@ -14,7 +13,7 @@ from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ETAG
 from pyozone.s3g.numbers import decimal
-from pyozone.s3g.objects import refuse_delete_marker, version_error, version_headers
+from pyozone.s3g.objects import version_headers, version_info
 from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
@@ -131,13 +130,7 @@ async def get_object_attributes(s3: S3Request) -> web.Response:
     names = requested_attributes(s3.headers.get(OBJECT_ATTRIBUTES))
     limit = max_parts(s3.headers.get(MAX_PARTS))
     marker = part_number_marker(s3.headers.get(PART_NUMBER_MARKER))
-    try:
-        info = await s3.gateway.client.key_info(
-            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
-        )
-    except OzoneClientError as e:
-        raise version_error(e, s3) from None
-    refuse_delete_marker(s3, info)
+    info = await version_info(s3)
     body = attributes_document(info, names, limit, marker)
     return xml_response(
         body, **{"Last-Modified": xml.http_time(info.modification_time), **version_headers(info)}

@@ -195,8 +195,9 @@ def version_error(e: OzoneClientError, s3: S3Request) -> S3Error:
     return error
 
 
-async def head_object(s3: S3Request) -> web.Response:
-    check_part_number(s3.query)
+async def version_info(s3: S3Request) -> KeyInfo:
+    """The info of the version the request names (its current one without a versionId); a delete
+    marker is refused as S3 answers (refuse_delete_marker)."""
     try:
         info = await s3.gateway.client.key_info(
             s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
@@ -204,6 +205,12 @@ async def head_object(s3: S3Request) -> web.Response:
     except OzoneClientError as e:
         raise version_error(e, s3) from None
     refuse_delete_marker(s3, info)
+    return info
+
+
+async def head_object(s3: S3Request) -> web.Response:
+    check_part_number(s3.query)
+    info = await version_info(s3)
     _check_preconditions(s3, info)
     headers = object_headers(info, s3)
     span = _span(s3, info, headers)
