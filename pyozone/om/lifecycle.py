@@ -245,6 +245,8 @@ class S3LifecycleService:
             )
             key, current, older = "", None, []
             for name, is_current, value in entries:
+                if not is_current and name.endswith(versions.NULL_POINTER):
+                    continue  # the null version's pointer row (versions.py), not a version
                 name_key = name[len(base) :].split("\x00", 1)[0]
                 if name_key == after:
                     continue  # `after`'s own versions (named after it), without its current one

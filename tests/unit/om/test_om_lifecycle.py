@@ -226,6 +226,19 @@ def test_a_suspended_bucket_s_null_version_is_replaced_by_a_null_marker(bucket: 
     assert next(bucket.om.store.scan(DELETED_TABLE), None) is not None
 
 
+def test_a_noncurrent_null_version_expires_and_its_pointer_row_is_no_version(bucket: Bucket) -> None:
+    """Reread: the scan read the null version's pointer row (versions.py NULL_POINTER, a number) as a
+    version. A key written unversioned, then overwritten once versioning is on, has one."""
+    bucket.put("k")  # the null version
+    bucket.version()
+    current = bucket.put("k")  # the null version is noncurrent now, found through its pointer row
+    rule = ("<Filter/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1"
+            "</NoncurrentDays></NoncurrentVersionExpiration>")  # fmt: skip
+    bucket.config.put("vol", "bkt", lifecycle(rule))
+    assert bucket.after_days(3) == LifecycleRun(versions_expired=1)
+    assert bucket.versions() == [("k", current, False)]  # (key, version, is a delete marker)
+
+
 def test_noncurrent_versions_expire_after_noncurrent_days_keeping_the_newer(bucket: Bucket) -> None:
     bucket.version()
     rule = ("<Filter/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays>"
