@@ -89,6 +89,10 @@ def bad_inputs(tmp: Path, tiny: Path) -> list[tuple[list[str], str]]:
         ),
         (["analytics", "balance", "--snapshot", str(tiny), "-s", "lots"], "invalid int value: 'lots'"),
         (["analytics", "balance", "--snapshot", str(tiny), "--copy-mb-s", "nan"], "is not a positive"),
+        (
+            ["analytics", "decommission", "--snapshot", str(tiny), "--nodes", "x", "--copy-mb-s", "inf"],
+            "is not a positive",
+        ),
     ]
 
 
