@@ -54,13 +54,9 @@ class QueueLimits:
         )
 
 
-def replication_priority(command: SCMCommand) -> int:
-    """Sort key among waiting replication commands (with arrival order after it): NORMAL before LOW."""
-    return int(is_low_priority_replication(command))
-
-
 class WaitingCommands:
-    """Commands taken and not yet run, lowest (priority, arrival) first, with the tallies admission reads
+    """Commands taken and not yet run, NORMAL before LOW priority replicates, in arrival order within each
+    (any other command is NORMAL), with the tallies admission reads
     kept as commands come and go: a heartbeat may bring thousands of replicates into a queue of thousands,
     and counting the queue for each of them was O(n) a command."""
 
@@ -70,8 +66,9 @@ class WaitingCommands:
         self.of_type: Counter[SCMCommandType] = Counter()
         self.low_priority = 0  # LOW priority replicates among them (is_low_priority_replication)
 
-    def push(self, command: SCMCommand, priority: int = 0) -> None:
-        heapq.heappush(self._heap, (priority, next(self._arrival), command))
+    def push(self, command: SCMCommand) -> None:
+        low = is_low_priority_replication(command)
+        heapq.heappush(self._heap, (int(low), next(self._arrival), command))
         self._tally(command, 1)
 
     def pop(self) -> SCMCommand:

@@ -24,7 +24,6 @@ from pyozone.datanode.command_admission import (
     CommandAdmission,
     QueueLimits,
     WaitingCommands,
-    replication_priority,
 )
 from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.states import SCMCommandType
@@ -75,8 +74,8 @@ class _Lane:
         self._running: dict[asyncio.Task[None], SCMCommand] = {}
         self._closed = False
 
-    def push(self, command: SCMCommand, priority: int = 0) -> None:
-        self.waiting.push(command, priority)
+    def push(self, command: SCMCommand) -> None:
+        self.waiting.push(command)
         self._pump()
 
     def resize(self, workers: int) -> None:
@@ -168,8 +167,7 @@ class CommandQueue:
             log.warning("no handler for %s (id %d); dropped", command.type.name, command.id)
             self._ended(command, DROPPED, reason="no handler for its type")
             return False
-        replication = command.type in REPLICATION_TYPES
-        lane = self._replication if replication else self._commands
+        lane = self._replication if command.type in REPLICATION_TYPES else self._commands
         reason = self.admission.refusal(command, self._now_ms(), lane.waiting)
         if reason:
             log.warning("dropped %s (id %d): %s", command.type.name, command.id, reason)
@@ -177,7 +175,7 @@ class CommandQueue:
             self._ended(command, DROPPED, reason=reason)
             return False
         handler.on_queued(command)
-        lane.push(command, replication_priority(command) if replication else 0)
+        lane.push(command)
         return True
 
     async def _execute(self, command: SCMCommand) -> None:

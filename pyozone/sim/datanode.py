@@ -35,7 +35,6 @@ from pyozone.datanode.command_admission import (
     CommandAdmission,
     QueueLimits,
     WaitingCommands,
-    replication_priority,
 )
 from pyozone.datanode.pipeline_raft import NO_LEADER_REASON, slow_member_reason
 from pyozone.hdds.commands import (
@@ -329,7 +328,7 @@ class SimDatanode:
 
     def _replicate(self, command: SCMCommand) -> None:
         """Replicate and reconstruct commands wait for a replication worker alike."""
-        self.replication_queue.push(command, replication_priority(command))
+        self.replication_queue.push(command)
 
     def replications(self) -> list[SCMCommand]:
         """Running and waiting: what the command queue report counts."""

@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyozone.datanode.command_admission import WaitingCommands, replication_priority
+from pyozone.datanode.command_admission import WaitingCommands
 from pyozone.hdds.commands import (
     CloseContainerCommand,
     ReplicateContainerCommand,
@@ -40,8 +40,8 @@ def test_the_tallies_equal_a_recount_and_workers_take_normal_before_low_in_arriv
             assert waiting.pop() is first[1]
         else:
             command = _command(step, n)
-            waiting.push(command, replication_priority(command))
-            model.append((replication_priority(command), command))
+            waiting.push(command)
+            model.append((int(is_low_priority_replication(command)), command))
         assert len(waiting) == len(model)
         assert waiting.low_priority == sum(is_low_priority_replication(c) for _, c in model)
         assert +waiting.of_type == Counter(c.type for _, c in model)
