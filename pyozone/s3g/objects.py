@@ -446,14 +446,13 @@ async def delete_objects(s3: S3Request) -> web.Response:
         raise S3Error(S3ErrorCode.MalformedXML, "The request may name at most 1000 keys")
     results: list[xml.ET.Element] = []
     client = s3.gateway.client
+    values = policy.condition_values(s3.http, s3.headers, s3.query, s3.user)  # one request's, every key
     for key, version in objects:
         version_el = xml.el("VersionId", version) if version is not None else None
         if version == "":  # Amazon: an empty VersionId names no version (R32's F4), not "the key"
             results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.NoSuchVersion)))
             continue
-        if await policy.key_denied(
-            s3.gateway, s3.http, s3.headers, s3.bucket, key, version, s3.user, s3.query
-        ):
+        if await policy.key_denied(s3.gateway, s3.bucket, key, version, s3.user, values):
             results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.AccessDenied)))
             continue
         try:

@@ -331,17 +331,15 @@ def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str, str] | None:
 
 async def key_denied(
     gateway: Gateway,
-    http: web.Request,
-    headers: CIMultiDictProxy[str],
     bucket: str,
     key: str,
     version: str | None,
     user: str,
-    query: dict[str, str] | MappingProxyType[str, str],
+    values: dict[str, tuple[str, ...]],
 ) -> bool:
     """Whether the bucket's policy denies `user` the deletion of one key (or one version) of a
-    DeleteObjects: s3:DeleteObject, or s3:DeleteObjectVersion with a VersionId."""
+    DeleteObjects: s3:DeleteObject, or s3:DeleteObjectVersion with a VersionId. `values`: the request's
+    condition_values, read once for all its keys."""
     name = "s3:DeleteObject" if version in (None, "") else "s3:DeleteObjectVersion"
-    values = condition_values(http, headers, query, user)
     decided = await _decide(gateway, bucket, name, object_arn(bucket, key), user, values)
     return decided.decision is Decision.DENY
