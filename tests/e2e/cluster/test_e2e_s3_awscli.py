@@ -6,6 +6,8 @@ refuses SigV2 (InvalidRequest), so the config asks for SigV4."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -221,6 +223,29 @@ def test_get_object_attributes_round_trip(aws: Aws, tmp_path: Path) -> None:
     done = aws.run("s3api", "get-object-attributes", "--bucket", sc.BUCKET, "--key", "attributes",
                    "--object-attributes", "Colour")  # fmt: skip
     assert done.returncode != 0 and "InvalidArgument" in done.stderr, done.stderr
+
+
+def test_checksums_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """`aws s3 cp --checksum-algorithm`, `s3api put-object --checksum-algorithm` and head-object
+    --checksum-mode ENABLED; a multipart upload's composite checksum; a wrong value BadDigest (issue 33,
+    item 2)."""
+    data = b"checked by the cli"
+    (tmp_path / "up").write_bytes(data)
+    up = str(tmp_path / "up")
+    aws.ok("s3api", "put-object", "--bucket", sc.BUCKET, "--key", "sum-sha256", "--body", up,
+           "--checksum-algorithm", "SHA256")  # fmt: skip
+    head = aws.api("head-object", "--key", "sum-sha256", "--checksum-mode", "ENABLED")
+    assert head["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(data).digest()).decode()
+    big = sc.payload("checksums", sc.SIZES["20MB"])
+    (tmp_path / "big").write_bytes(big)
+    aws.ok("s3", "cp", str(tmp_path / "big"), uri("sum-crc32"), "--checksum-algorithm", "CRC32")
+    head = aws.api("head-object", "--key", "sum-crc32", "--checksum-mode", "ENABLED")
+    assert head["ChecksumCRC32"].endswith("-3"), head  # COMPOSITE: a CRC of the parts' CRCs, 3 parts
+    aws.ok("s3", "cp", uri("sum-crc32"), str(tmp_path / "down"))
+    assert (tmp_path / "down").read_bytes() == big
+    wrong = aws.run("s3api", "put-object", "--bucket", sc.BUCKET, "--key", "sum-wrong", "--body", up,
+                    "--checksum-sha256", "A" * 43 + "=")  # fmt: skip
+    assert wrong.returncode != 0 and "BadDigest" in wrong.stderr, wrong.stderr
 
 
 def test_versioning_round_trip(aws: Aws, tmp_path: Path) -> None:
