@@ -91,6 +91,8 @@ def check_write(parent: BucketRecord, metadata: Mapping[str, str] | None, now_ms
 def stamp(parent: BucketRecord, record: KeyRecord, now_ms: int) -> KeyRecord:
     """The version as committed: the retention and legal hold its metadata names moved into their fields,
     or the bucket's default retention."""
+    if parent.object_lock is None and not any(name in LOCK_METADATA for name, _ in record.metadata):
+        return record  # every commit in every other bucket: no dict made
     metadata = dict(record.metadata)
     wanted = requested(metadata)
     if wanted.named and parent.object_lock is None:
