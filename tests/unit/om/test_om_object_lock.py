@@ -21,13 +21,18 @@ from pyozone.hdds.s3_object_lock import (
     legal_hold_document,
     retention_document,
 )
-from pyozone.hdds.s3_versions import BucketVersioning
+from pyozone.hdds.s3_versions import BucketVersioning, version_id
+from pyozone.hdds.security.acl import ResourceType
 from pyozone.om import bucket_documents
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.object_lock import LOCK_METADATA, ObjectLocks
+from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.unit.om.om_fakes import FakeScm, make_om
+from tests.unit.om.test_om_acls import As, acl_request, denied, put_empty_key
+from tests.unit.om.test_om_acls import om as acl_om
+from tests.unit.om.test_om_server import run
 
 GOV, COMP = RetentionMode.GOVERNANCE, RetentionMode.COMPLIANCE
 MODE, UNTIL, HOLD = LOCK_METADATA
@@ -220,3 +225,51 @@ def test_lifecycle_skips_locked_noncurrent_versions(b: Locked) -> None:
     assert S3LifecycleService(b.om).run_once() == LifecycleRun(versions_expired=1)
     remaining = {r.version_id for r, _ in b.om.versions.list("vol", "bkt")}
     assert {locked, held} <= remaining and free not in remaining
+
+
+def test_with_acls_the_bypass_is_the_owner_s_or_an_administrator_s(tmp_path: Path) -> None:
+    """Over RPC with ozone.acl.enabled: bob, granted every right on the bucket, may not bypass GOVERNANCE
+    retention nor change its configuration; alice, its owner, and root, an administrator, may bypass."""
+
+    async def body() -> None:
+        async with acl_om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(
+                pb.CreateBucketRequest(volume="vol", bucket="buck", objectLockEnabled=True)
+            )
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:a"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:a"))
+            config = pb.PutObjectLockConfigurationRequest(
+                volume="vol", bucket="buck",
+                configuration=b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled>"
+                b"<Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>1</Days></DefaultRetention></Rule>"
+                b"</ObjectLockConfiguration>",
+            )  # fmt: skip
+            assert "Only the owner of bucket vol/buck" in await denied(bob.putObjectLockConfiguration, config)
+            await alice.putObjectLockConfiguration(config)
+            versions = []
+            for _ in range(2):
+                await put_empty_key(bob, "vol", "buck", "k")
+                found = await bob.lookupKey(pb.LookupKeyRequest(volume="vol", bucket="buck", key="k"))
+                assert found.keyInfo.retentionMode == "GOVERNANCE"
+                versions.append(version_id(found.keyInfo.versionSeq, found.keyInfo.versioned))
+
+            def delete(version: str) -> pb.DeleteKeyRequest:
+                return pb.DeleteKeyRequest(
+                    volume="vol", bucket="buck", key="k", versionId=version, bypassGovernanceRetention=True
+                )
+
+            assert "GOVERNANCE retention" in await denied(bob.deleteKey, delete(versions[0]))
+            await alice.deleteKey(delete(versions[0]))
+            await root.deleteKey(delete(versions[1]))
+            await put_empty_key(bob, "vol", "buck", "held")
+            hold = pb.PutObjectLegalHoldRequest(
+                volume="vol", bucket="buck", key="held", legalHold=legal_hold_document(True)
+            )
+            await bob.putObjectLegalHold(hold)  # WRITE on the key
+            await denied(
+                As(stub, "carol").putObjectLegalHold, hold
+            )  # no right on the bucket or key: PERMISSION_DENIED
+
+    run(body())

@@ -6,6 +6,7 @@ has no datanodes (the e2e test writes data)."""
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -182,3 +183,30 @@ def test_retention_and_legal_hold_changes(s3) -> None:  # type: ignore[no-untype
     assert refused(
         s3.put_object_retention, Bucket=LOCKED, Key="r", VersionId="00000000000000ff", Retention=past
     )[1] in ("InvalidArgument", "NoSuchVersion")
+
+
+def test_the_bypass_follows_the_bucket_policy(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """s3:BypassGovernanceRetention: a policy's Deny takes it from the owner; its Allow gives it to another
+    user (whose request then runs as the owner, this OM having no ACLs)."""
+    bucket = "bypass-policy"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    lock = {"ObjectLockMode": "GOVERNANCE", "ObjectLockRetainUntilDate": _now() + DAY}
+    first = s3.put_object(Bucket=bucket, Key="k", Body=b"", **lock)["VersionId"]
+    second = s3.put_object(Bucket=bucket, Key="k", Body=b"", **lock)["VersionId"]
+    arn = f"arn:aws:s3:::{bucket}/*"
+    deny = {
+        "Effect": "Deny",
+        "Principal": {"AWS": ["tester"]},
+        "Action": "s3:BypassGovernanceRetention",
+        "Resource": arn,
+    }
+    allow = {"Effect": "Allow", "Principal": {"AWS": ["dave"]}, "Action": ["s3:DeleteObjectVersion",
+             "s3:BypassGovernanceRetention"], "Resource": arn}  # fmt: skip
+    s3.put_bucket_policy(
+        Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [deny, allow]})
+    )
+    bypass = {"Bucket": bucket, "Key": "k", "BypassGovernanceRetention": True}
+    assert refused(s3.delete_object, VersionId=first, **bypass) == (403, "AccessDenied")
+    dave = gateway.boto3("dave")
+    dave.delete_object(VersionId=first, **bypass)
+    assert refused(dave.delete_object, Bucket=bucket, Key="k", VersionId=second) == (403, "AccessDenied")
