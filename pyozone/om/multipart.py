@@ -35,7 +35,7 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.om import conditions, quota
+from pyozone.om import conditions, object_lock, quota
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -121,6 +121,7 @@ class MultipartManager:
             om.settings.allowed_configs.check(replication)
         with om.lock:
             parent = om.info_bucket(volume, bucket)
+            object_lock.check_write(parent, metadata, om.clock.wall_ms())
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(

@@ -296,3 +296,34 @@ def test_lifecycle_round_trip(aws: Aws, tmp_path: Path) -> None:
     (tmp_path / "rules.json").write_text(json.dumps(rules))
     refused = aws.run("s3api", "put-bucket-lifecycle-configuration", *bucket, *config)
     assert refused.returncode != 0 and "InvalidArgument" in refused.stderr
+
+
+def test_object_lock_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """create-bucket --object-lock-enabled-for-bucket, put/get-object-lock-configuration, a put with
+    retention, get-object-retention, a refused delete of the version and the legal hold (issue 33, item 6)."""
+    bucket = ("--bucket", "locked-cli")
+    aws.ok("s3api", "create-bucket", *bucket, "--object-lock-enabled-for-bucket")
+    config = (
+        '{"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}'
+    )
+    aws.ok("s3api", "put-object-lock-configuration", *bucket, "--object-lock-configuration", config)
+    got = json.loads(aws.ok("s3api", "get-object-lock-configuration", *bucket, "--output", "json"))
+    assert got["ObjectLockConfiguration"] == json.loads(config)
+    (tmp_path / "up").write_bytes(b"locked")
+    put = aws.ok(
+        "s3api", "put-object", *bucket, "--key", "k", "--body", str(tmp_path / "up"), "--object-lock-mode",
+        "COMPLIANCE", "--object-lock-retain-until-date", "2099-01-01T00:00:00Z", "--output", "json",
+    )  # fmt: skip
+    version = json.loads(put)["VersionId"]
+    retention = json.loads(aws.ok("s3api", "get-object-retention", *bucket, "--key", "k", "--output", "json"))
+    assert retention["Retention"]["Mode"] == "COMPLIANCE"
+    assert retention["Retention"]["RetainUntilDate"].startswith("2099-01-01T00:00:00")
+    refused = aws.run("s3api", "delete-object", *bucket, "--key", "k", "--version-id", version)
+    assert refused.returncode != 0 and "AccessDenied" in refused.stderr
+    aws.ok("s3api", "put-object-legal-hold", *bucket, "--key", "k", "--legal-hold", "Status=ON")
+    hold = json.loads(aws.ok("s3api", "get-object-legal-hold", *bucket, "--key", "k", "--output", "json"))
+    assert hold == {"LegalHold": {"Status": "ON"}}
+    suspended = aws.run(
+        "s3api", "put-bucket-versioning", *bucket, "--versioning-configuration", "Status=Suspended"
+    )
+    assert suspended.returncode != 0 and "InvalidBucketState" in suspended.stderr
