@@ -153,8 +153,8 @@ def versioning(fs: s3fs.S3FileSystem) -> dict[str, Any]:
 
 def checksums(fs: s3fs.S3FileSystem) -> dict[str, Any]:
     """s3fs passes put_object's arguments through: a CRC32 and a SHA-256 stored with their objects and read
-        back with ChecksumMode; a wrong value is BadDigest (s3fs's OSError). CRC32, not CRC32C: botocore computes
-    CRC32C only with awscrt, which s3fs's venv does not have."""
+    back with ChecksumMode; a wrong value is BadDigest (s3fs's OSError). CRC32, not CRC32C: botocore
+    computes CRC32C only with awscrt, which s3fs's venv does not have."""
     out: dict[str, Any] = {}
     for algorithm in ("CRC32", "SHA256"):
         fs.pipe_file(path(f"sum-{algorithm}"), b"checked", ChecksumAlgorithm=algorithm)
