@@ -685,19 +685,18 @@ class OzoneManagerService:
     async def initiateMultipartUpload(
         self, request: pb.InitiateMultipartUploadRequest, context: Context
     ) -> pb.InitiateMultipartUploadResponse:
+        caller = self.access.caller(context)
         metadata, tags = dict(request.metadata), dict(request.tags)
         creator = self.access.creator(self.access.caller(context))
 
         def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's
+            self._lock_setter(caller, request)
             config = self._requested_replication(request)
             return self.multipart.initiate(
                 request.volume, request.bucket, request.key, config, metadata, tags, creator
             )
 
-        check = self._key_check(context, ACLType.CREATE, request)
-        upload = await self._run(
-            initiate, check=self._locking_write(self.access.caller(context), request, check)
-        )
+        upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
         return wire.initiated_answer(upload.upload_id)
 
     @rpc
@@ -896,9 +895,14 @@ class OzoneManagerService:
 
         def both() -> None:
             check()
-            self.access.bucket_owner(caller, request.volume, request.bucket, LOCK_WHAT)
+            self._lock_setter(caller, request)
 
         return both
+
+    def _lock_setter(self, caller: Caller | None, request: _WriteRequest) -> None:
+        """PERMISSION_DENIED unless a write naming a lock is the bucket's owner's or an administrator's."""
+        if any(name in request.metadata for name in LOCK_METADATA):
+            self.access.bucket_owner(caller, request.volume, request.bucket, LOCK_WHAT)
 
     def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
         caller = self.access.caller(context)
