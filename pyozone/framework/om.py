@@ -50,11 +50,13 @@ from pyozone.hdds.om_views import (
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    OpenedKey,
     ServiceInfo,
     VolumeInfo,
 )
 from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.hdds.security.sse import SseRequest
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.protocol import om as wire
@@ -408,11 +410,24 @@ class OmClient:
         upload_id: str = "",
         part_number: int = 0,
         condition: KeyCondition | None = None,
-    ) -> tuple[int, list[KeyLocation]]:
+        sse: SseRequest | None = None,
+    ) -> OpenedKey:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
-        `part_number` of that multipart upload. A `condition` that fails already is refused here."""
+        `part_number` of that multipart upload. A `condition` that fails already is refused here. `sse`:
+        its data is to be encrypted (the answer's encryption and data key)."""
         request = wire.open_key_request(
-            volume, bucket, key, size, replication, exclude, metadata, tags, upload_id, part_number, condition
+            volume,
+            bucket,
+            key,
+            size,
+            replication,
+            exclude,
+            metadata,
+            tags,
+            upload_id,
+            part_number,
+            condition,
+            sse,
         )
         return await self._call("openKey", request, wire.open_key_answer_from_proto, retry=True)
 
@@ -518,6 +533,10 @@ class OmClient:
         request = wire.delete_bucket_lifecycle_request(volume, bucket)
         await self._call("deleteBucketLifecycle", request, lambda r: None)
 
+    async def rotate_s3_master_key(self) -> int:
+        """A new SSE-S3 master key version (administrators only); its number."""
+        return await self._call("rotateS3MasterKey", wire.rotate_master_key_request(), lambda r: r.version)
+
     async def run_s3_lifecycle(self, now_ms: int = 0) -> LifecycleRun:
         """Runs OM's S3 lifecycle service once, judged at `now_ms` (0: OM's clock); administrators only."""
         request = wire.run_s3_lifecycle_request(now_ms)
@@ -569,9 +588,11 @@ class OmClient:
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self, volume: str, bucket: str, key: str, replication: str | None,
-        metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None,
+        metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None, sse: SseRequest | None = None,
     ) -> str:  # fmt: skip
-        request = wire.initiate_multipart_upload_request(volume, bucket, key, replication, metadata, tags)
+        request = wire.initiate_multipart_upload_request(
+            volume, bucket, key, replication, metadata, tags, sse
+        )
         return await self._call("initiateMultipartUpload", request, lambda r: r.uploadID)
 
     async def commit_multipart_part(

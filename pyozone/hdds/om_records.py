@@ -16,6 +16,7 @@ from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.s3_versions import BucketVersioning, version_id
 from pyozone.hdds.security.acl import Acls, Ownership
+from pyozone.hdds.security.sse import KeyEncryption
 from pyozone.hdds.states import ReplicationType
 
 OBJECT_STORE = "OBJECT_STORE"
@@ -117,6 +118,8 @@ class KeyRecord:
     versioned: bool = False
     """It has an id of its own (written while versioning was Enabled); else it is the `null` version."""
     delete_marker: bool = False
+    encryption: KeyEncryption | None = None
+    """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
 
     @property
     def version_id(self) -> str:
@@ -159,6 +162,8 @@ class MultipartUploadRecord:
     parts: tuple[PartRecord, ...] = ()  # by part number
     owner: str = ""  # with ozone.acl.enabled: of the key it completes into, and that key's entries
     acls: Acls = ()
+    encryption: KeyEncryption | None = None
+    """The upload's S3 server-side encryption: each part takes it with an iv of its own."""
 
     def part(self, number: int) -> PartRecord | None:
         return next((p for p in self.parts if p.part_number == number), None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.security.sse import KeyEncryption
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,17 @@ class KeyCondition:
 
     must_not_exist: bool = False
     expected_etag: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedKey:
+    """openKey's answer: the client id naming the open key, its pre-allocated blocks, and its encryption
+    with the data key to encrypt with (SSE-S3's; b"" for SSE-C, whose key the writer holds)."""
+
+    client_id: int
+    blocks: list[KeyLocation]
+    encryption: KeyEncryption | None = None
+    data_key: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +105,10 @@ class KeyInfo:
     version_seq: int = 0
     """The version's place in its key's order (hdds/s3_versions.py), a `null` one's too: a version listing
     resumes there even after the version is gone."""
+    encryption: KeyEncryption | None = None
+    """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
+    data_key: bytes = field(default=b"", repr=False)
+    """SSE-S3's data key, as OM answers it to a reader or writer it allows (openKey, lookupKey)."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

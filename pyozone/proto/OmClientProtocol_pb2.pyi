@@ -9,6 +9,15 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SseAlgorithm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SSE_NONE: _ClassVar[SseAlgorithm]
+    SSE_S3: _ClassVar[SseAlgorithm]
+    SSE_C: _ClassVar[SseAlgorithm]
+SSE_NONE: SseAlgorithm
+SSE_S3: SseAlgorithm
+SSE_C: SseAlgorithm
+
 class OzoneAclInfo(_message.Message):
     __slots__ = ("type", "name", "rights", "aclScope")
     class OzoneAclType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -118,7 +127,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker", "sseAlgorithm", "sseIv", "sseWrappedKey", "sseMasterKeyVersion", "sseCustomerKeyMD5", "sseDataKey", "ssePartIvs")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -155,6 +164,13 @@ class KeyInfo(_message.Message):
     VERSIONSEQ_FIELD_NUMBER: _ClassVar[int]
     VERSIONED_FIELD_NUMBER: _ClassVar[int]
     DELETEMARKER_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSEIV_FIELD_NUMBER: _ClassVar[int]
+    SSEWRAPPEDKEY_FIELD_NUMBER: _ClassVar[int]
+    SSEMASTERKEYVERSION_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
+    SSEDATAKEY_FIELD_NUMBER: _ClassVar[int]
+    SSEPARTIVS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -177,7 +193,28 @@ class KeyInfo(_message.Message):
     versionSeq: int
     versioned: bool
     deleteMarker: bool
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseIv: bytes
+    sseWrappedKey: bytes
+    sseMasterKeyVersion: int
+    sseCustomerKeyMD5: str
+    sseDataKey: bytes
+    ssePartIvs: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseIv: _Optional[bytes] = ..., sseWrappedKey: _Optional[bytes] = ..., sseMasterKeyVersion: _Optional[int] = ..., sseCustomerKeyMD5: _Optional[str] = ..., sseDataKey: _Optional[bytes] = ..., ssePartIvs: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class SseInfo(_message.Message):
+    __slots__ = ("algorithm", "iv", "wrappedKey", "masterKeyVersion", "customerKeyMD5")
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    IV_FIELD_NUMBER: _ClassVar[int]
+    WRAPPEDKEY_FIELD_NUMBER: _ClassVar[int]
+    MASTERKEYVERSION_FIELD_NUMBER: _ClassVar[int]
+    CUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
+    algorithm: SseAlgorithm
+    iv: bytes
+    wrappedKey: bytes
+    masterKeyVersion: int
+    customerKeyMD5: str
+    def __init__(self, algorithm: _Optional[_Union[SseAlgorithm, str]] = ..., iv: _Optional[bytes] = ..., wrappedKey: _Optional[bytes] = ..., masterKeyVersion: _Optional[int] = ..., customerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
@@ -312,7 +349,7 @@ class KeyCondition(_message.Message):
     def __init__(self, mustNotExist: _Optional[bool] = ..., expectedETag: _Optional[str] = ...) -> None: ...
 
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition", "sseAlgorithm", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -340,6 +377,8 @@ class OpenKeyRequest(_message.Message):
     MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -353,7 +392,9 @@ class OpenKeyRequest(_message.Message):
     multipartNumber: int
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseCustomerKeyMD5: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")
@@ -667,6 +708,16 @@ class RunS3LifecycleResponse(_message.Message):
     uploadsAborted: int
     def __init__(self, keysExpired: _Optional[int] = ..., versionsExpired: _Optional[int] = ..., markersRemoved: _Optional[int] = ..., uploadsAborted: _Optional[int] = ...) -> None: ...
 
+class RotateS3MasterKeyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RotateS3MasterKeyResponse(_message.Message):
+    __slots__ = ("version",)
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    def __init__(self, version: _Optional[int] = ...) -> None: ...
+
 class PutBucketPolicyRequest(_message.Message):
     __slots__ = ("volume", "bucket", "policy")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
@@ -808,7 +859,7 @@ class PartInfo(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class MultipartInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig", "owner", "acls")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig", "owner", "acls", "sse")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -837,6 +888,7 @@ class MultipartInfo(_message.Message):
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
+    SSE_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -851,10 +903,11 @@ class MultipartInfo(_message.Message):
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     owner: str
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
+    sse: SseInfo
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., sse: _Optional[_Union[SseInfo, _Mapping]] = ...) -> None: ...
 
 class InitiateMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig", "sseAlgorithm", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -877,6 +930,8 @@ class InitiateMultipartUploadRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -885,7 +940,9 @@ class InitiateMultipartUploadRequest(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseCustomerKeyMD5: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class InitiateMultipartUploadResponse(_message.Message):
     __slots__ = ("uploadID",)

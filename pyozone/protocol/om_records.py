@@ -25,6 +25,7 @@ from pyozone.hdds.om_records import (
     pairs,
 )
 from pyozone.hdds.s3_versions import BucketVersioning
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import (
@@ -203,7 +204,39 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         p.tags.update(k.tags)
     if k.acls:
         p.acls.extend(acls_to_proto(k.acls))
+    if k.encryption is not None:
+        encryption_to_proto(k.encryption, p)
     return p
+
+
+def encryption_to_proto(e: KeyEncryption, p: om_pb.KeyInfo) -> None:
+    p.sseAlgorithm = int(e.algorithm)  # type: ignore[assignment]
+    p.sseIv = e.iv
+    p.sseWrappedKey = e.wrapped_key
+    p.sseMasterKeyVersion = e.master_key_version
+    p.sseCustomerKeyMD5 = e.customer_key_md5
+    if e.part_ivs:
+        p.ssePartIvs.extend(e.part_ivs)
+
+
+def encryption_from_proto(p: om_pb.KeyInfo) -> KeyEncryption | None:
+    if not p.sseAlgorithm:
+        return None
+    return KeyEncryption(
+        SseAlgorithm(p.sseAlgorithm), p.sseIv, p.sseWrappedKey, p.sseMasterKeyVersion, p.sseCustomerKeyMD5,
+        tuple(p.ssePartIvs),
+    )  # fmt: skip
+
+
+def sse_info_to_proto(e: KeyEncryption) -> om_pb.SseInfo:
+    return om_pb.SseInfo(
+        algorithm=int(e.algorithm), iv=e.iv, wrappedKey=e.wrapped_key,  # type: ignore[arg-type]
+        masterKeyVersion=e.master_key_version, customerKeyMD5=e.customer_key_md5,
+    )  # fmt: skip
+
+
+def sse_info_from_proto(p: om_pb.SseInfo) -> KeyEncryption:
+    return KeyEncryption(SseAlgorithm(p.algorithm), p.iv, p.wrappedKey, p.masterKeyVersion, p.customerKeyMD5)
 
 
 def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
@@ -236,6 +269,7 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.versionSeq,
         p.versioned,
         p.deleteMarker,
+        encryption_from_proto(p),
     )
 
 
@@ -256,6 +290,7 @@ def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
         ],
         owner=u.owner,
         acls=acls_to_proto(u.acls),
+        sse=sse_info_to_proto(u.encryption) if u.encryption is not None else None,
         **replication_fields(u.replication),
     )
 
@@ -274,6 +309,7 @@ def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
         tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
         p.owner,
         acls_from_proto(p.acls, "acls"),
+        sse_info_from_proto(p.sse) if p.HasField("sse") else None,
     )
 
 

@@ -29,6 +29,7 @@ from pyozone.s3g import (
     policy,
     post_object,
     routing,
+    sse,
     xml,
 )
 from pyozone.s3g.acls import expected_owners
@@ -214,7 +215,7 @@ async def _run(
     routing.check_version(where, operation)
     if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
-    refuse_unimplemented(headers, http.query)
+    refuse_unimplemented(headers, http.query, sse=operation in sse.OPERATIONS)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants

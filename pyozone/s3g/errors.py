@@ -40,6 +40,7 @@ class S3ErrorCode(Enum):
     InvalidAccessKeyId = (403, "The AWS access key Id you provided does not exist in our records.")
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
+    InvalidEncryptionAlgorithmError = (400, "The encryption request you specified is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
     InvalidPolicyDocument = (
         400,
