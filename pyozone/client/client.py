@@ -28,6 +28,7 @@ from pyozone.framework.om import OmClient, acting_for
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
@@ -375,6 +376,19 @@ class AsyncOzoneClient:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
 
+    # ------------------------------------------------------------------ S3 bucket default encryption
+    async def put_bucket_encryption(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 default encryption (its owner's alone): every key written into it
+        without an encryption of its own is SSE-S3, native writes too."""
+        await self.om.put_bucket_encryption(volume, bucket, configuration)
+
+    async def get_bucket_encryption(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 default encryption; None: it has none."""
+        return await self.om.get_bucket_encryption(volume, bucket)
+
+    async def delete_bucket_encryption(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_encryption(volume, bucket)
+
     # ------------------------------------------------------------------ S3 bucket CORS
     async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
         """Replaces the bucket's S3 CORS configuration (its owner's alone; OM checks the document)."""
@@ -437,6 +451,17 @@ class AsyncOzoneClient:
     ) -> str:
         """A new multipart upload of the key; its upload id. The completed key gets `metadata` (with what
         completion adds) and `tags`. `sse_s3`, `customer_key`: its parts are encrypted, as create_key's."""
+        started = await self.start_multipart_upload(
+            volume, bucket, key, replication, metadata, tags, sse_s3, customer_key
+        )
+        return started.upload_id
+
+    async def start_multipart_upload(
+        self, volume: str, bucket: str, key: str, replication: str | None = None,
+        metadata: Mapping[str, str] | None = None, tags: Mapping[str, str] | None = None,
+        sse_s3: bool = False, customer_key: bytes | None = None,
+    ) -> InitiatedUpload:  # fmt: skip
+        """initiate_multipart_upload, answering how OM encrypts the parts too (its bucket's default)."""
         return await self.om.initiate_multipart_upload(
             volume, bucket, key, replication, metadata, tags, _sse_request(sse_s3, customer_key)
         )

@@ -46,6 +46,7 @@ from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
@@ -505,6 +506,20 @@ class OmClient:
         request = wire.put_object_tagging_request(volume, bucket, key, tags)
         await self._call("putObjectTagging", request, lambda r: None)
 
+    async def put_bucket_encryption(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 default encryption (the document as the S3 client sent it)."""
+        request = wire.put_bucket_encryption_request(volume, bucket, configuration)
+        await self._call("putBucketEncryption", request, lambda r: None)
+
+    async def get_bucket_encryption(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 default encryption as OM keeps it; None: it has none."""
+        request = wire.get_bucket_encryption_request(volume, bucket)
+        return await self._call("getBucketEncryption", request, wire.bucket_encryption_from_proto)
+
+    async def delete_bucket_encryption(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_encryption_request(volume, bucket)
+        await self._call("deleteBucketEncryption", request, lambda r: None)
+
     async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
         """Replaces the bucket's S3 CORS configuration (the document as the S3 client sent it)."""
         request = wire.put_bucket_cors_request(volume, bucket, configuration)
@@ -589,11 +604,11 @@ class OmClient:
     async def initiate_multipart_upload(
         self, volume: str, bucket: str, key: str, replication: str | None,
         metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None, sse: SseRequest | None = None,
-    ) -> str:  # fmt: skip
+    ) -> InitiatedUpload:  # fmt: skip
         request = wire.initiate_multipart_upload_request(
             volume, bucket, key, replication, metadata, tags, sse
         )
-        return await self._call("initiateMultipartUpload", request, lambda r: r.uploadID)
+        return await self._call("initiateMultipartUpload", request, wire.initiated_from_proto)
 
     async def commit_multipart_part(
         self, volume: str, bucket: str, key: str, client_id: int, upload_id: str, part_number: int,

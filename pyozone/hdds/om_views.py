@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import KeyLocation
-from pyozone.hdds.security.sse import KeyEncryption
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,14 @@ class KeyCondition:
 
     must_not_exist: bool = False
     expected_etag: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InitiatedUpload:
+    """initiateMultipartUpload's answer: the upload's id and how its parts are encrypted (NONE: not)."""
+
+    upload_id: str
+    algorithm: SseAlgorithm = SseAlgorithm.NONE
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""A bucket's S3 configuration documents (CORS, lifecycle, policy, PublicAccessBlock), each kept by OM in a
-table of its own apart from the bucket's record (pyozone's: Ozone's gateway has none of them). Apart,
+"""A bucket's S3 configuration documents (CORS, lifecycle, policy, PublicAccessBlock, default encryption),
+each kept by OM in a table of its own apart from the bucket's record (pyozone's: Ozone's gateway has none of
+them). Apart,
 because the record travels with every listing, every key commit and every setBucketProperty answer, and a
 document may be tens of kilobytes.
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyozone.hdds import s3_cors, s3_lifecycle, s3_policy, s3_public_access
+from pyozone.hdds import s3_cors, s3_encryption, s3_lifecycle, s3_policy, s3_public_access
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.master_keys import KEYSTORE_KEY
 from pyozone.om.metadata import (
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_ENCRYPTION_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
@@ -115,6 +118,27 @@ def _public_access_block(body: bytes, bucket: str) -> bytes:
         return s3_public_access.document(s3_public_access.parse(body))
     except s3_public_access.PublicAccessBlockError as e:
         raise _refused(e.code, str(e)) from None
+
+
+def _encryption(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_encryption.document(s3_encryption.parse(body))
+    except s3_encryption.EncryptionConfigError as e:
+        raise _refused(e.code, e.message) from None
+
+
+class BucketEncryptions(BucketDocuments):
+    """Default encryptions: refused (INVALID_KMS_PROVIDER) where OM has no master keystore, whose keys
+    every write into the bucket would then need."""
+
+    def __init__(self, om: OzoneManager) -> None:
+        super().__init__(om, S3_BUCKET_ENCRYPTION_TABLE, _encryption)
+
+    def _check(self, volume: str, bucket: str, kept: bytes) -> None:
+        if self.om.master_keys is None:
+            raise OMException(
+                OMResultCode.INVALID_KMS_PROVIDER, f"{bucket}: no SSE master keystore ({KEYSTORE_KEY})"
+            )
 
 
 def cors(om: OzoneManager) -> BucketDocuments:

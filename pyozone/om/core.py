@@ -48,6 +48,7 @@ from pyozone.om.metadata import (
     MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_ENCRYPTION_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
@@ -303,6 +304,7 @@ class OzoneManager:
                 S3_BUCKET_LIFECYCLE_TABLE,
                 S3_BUCKET_POLICY_TABLE,
                 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+                S3_BUCKET_ENCRYPTION_TABLE,
             ):
                 if self.store.get(table, bucket_key(volume, bucket)) is not None:
                     ops.append((table, bucket_key(volume, bucket), None))
@@ -378,10 +380,16 @@ class OzoneManager:
         plan = self.plan_open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
+        sse = sse or self.default_sse(volume, bucket)
         if sse is None:
             return plan
         encryption, data_key = self.new_encryption(sse)
         return replace(plan, encryption=encryption, data_key=data_key)
+
+    def default_sse(self, volume: str, bucket: str) -> SseRequest | None:
+        """SSE-S3 in a bucket with a default encryption (s3BucketEncryptionTable), else None."""
+        found = self.store.get(S3_BUCKET_ENCRYPTION_TABLE, bucket_key(volume, bucket))
+        return SseRequest(SseAlgorithm.SSE_S3) if found is not None else None
 
     def new_encryption(self, sse: SseRequest) -> tuple[KeyEncryption, bytes]:
         """A new key's encryption and its data key: SSE-S3's fresh, wrapped under the newest master key

@@ -650,6 +650,46 @@ class DeleteBucketCorsResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketEncryptionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketEncryptionResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketEncryptionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class PutBucketLifecycleRequest(_message.Message):
     __slots__ = ("volume", "bucket", "configuration")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
@@ -945,10 +985,12 @@ class InitiateMultipartUploadRequest(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class InitiateMultipartUploadResponse(_message.Message):
-    __slots__ = ("uploadID",)
+    __slots__ = ("uploadID", "sseAlgorithm")
     UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
     uploadID: str
-    def __init__(self, uploadID: _Optional[str] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    def __init__(self, uploadID: _Optional[str] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ...) -> None: ...
 
 class CommitMultipartUploadPartRequest(_message.Message):
     __slots__ = ("volume", "bucket", "key", "clientID", "multipartUploadID", "multipartNumber", "dataSize", "locations", "metadata")

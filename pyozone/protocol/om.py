@@ -32,6 +32,7 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
@@ -45,7 +46,7 @@ from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, version_id
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.block_token import Token
-from pyozone.hdds.security.sse import SseAlgorithm, SseRequest
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm, SseRequest
 from pyozone.hdds.states import ReplicationType
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
@@ -424,6 +425,29 @@ def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | Non
     return response.configuration or None
 
 
+def put_bucket_encryption_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketEncryptionRequest:
+    return om_pb.PutBucketEncryptionRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_encryption_request(volume: str, bucket: str) -> om_pb.GetBucketEncryptionRequest:
+    return om_pb.GetBucketEncryptionRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_encryption_request(volume: str, bucket: str) -> om_pb.DeleteBucketEncryptionRequest:
+    return om_pb.DeleteBucketEncryptionRequest(volume=volume, bucket=bucket)
+
+
+def bucket_encryption_from_proto(response: om_pb.GetBucketEncryptionResponse) -> bytes | None:
+    """None: the bucket has no default encryption."""
+    return response.configuration or None
+
+
+def bucket_encryption_answer(configuration: bytes | None) -> om_pb.GetBucketEncryptionResponse:
+    return om_pb.GetBucketEncryptionResponse(configuration=configuration or b"")
+
+
 def put_bucket_lifecycle_request(
     volume: str, bucket: str, configuration: bytes
 ) -> om_pb.PutBucketLifecycleRequest:
@@ -760,8 +784,15 @@ def signing_key_answer(key: bytes) -> om_pb.GetS3SigningKeyResponse:
     return om_pb.GetS3SigningKeyResponse(signingKey=key)
 
 
-def initiated_answer(upload_id: str) -> om_pb.InitiateMultipartUploadResponse:
-    return om_pb.InitiateMultipartUploadResponse(uploadID=upload_id)
+def initiated_answer(
+    upload_id: str, encryption: KeyEncryption | None
+) -> om_pb.InitiateMultipartUploadResponse:
+    algorithm = int(encryption.algorithm) if encryption is not None else 0
+    return om_pb.InitiateMultipartUploadResponse(uploadID=upload_id, sseAlgorithm=algorithm)  # type: ignore[arg-type]
+
+
+def initiated_from_proto(p: om_pb.InitiateMultipartUploadResponse) -> InitiatedUpload:
+    return InitiatedUpload(p.uploadID, SseAlgorithm(p.sseAlgorithm))
 
 
 def part_committed_answer(part: PartRecord) -> om_pb.CommitMultipartUploadPartResponse:

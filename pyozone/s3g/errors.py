@@ -96,6 +96,10 @@ class S3ErrorCode(Enum):
         403,
         "The difference between the request time and the server's time is too large.",
     )
+    ServerSideEncryptionConfigurationNotFoundError = (
+        404,
+        "The server side encryption configuration was not found",
+    )
     ServiceUnavailable = (503, "Please reduce your request rate.")
     SignatureDoesNotMatch = (
         403,

@@ -133,20 +133,20 @@ async def create_multipart_upload(s3: S3Request) -> web.Response:
         metadata[UPLOAD_CHECKSUM_TYPE] = checksum_type
         headers = {CHECKSUM_ALGORITHM: algorithm.value, CHECKSUM_TYPE: checksum_type}
     encryption = sse.requested(s3)
-    headers.update(sse.requested_headers(encryption))
     try:
-        upload_id = await s3.gateway.client.initiate_multipart_upload(
+        started = await s3.gateway.client.start_multipart_upload(
             s3.gateway.volume, s3.bucket, s3.key, replication=storage_class(s3.headers),
             metadata=metadata, tags=tagging_header(s3.headers.get("x-amz-tagging")),
             sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    headers.update(sse.started_headers(encryption, started.algorithm))
     body = xml.document(
         "InitiateMultipartUploadResult",
         xml.el("Bucket", s3.bucket),
         xml.el("Key", s3.key),
-        xml.el("UploadId", upload_id),
+        xml.el("UploadId", started.upload_id),
     )
     return xml_response(body, **headers)
 

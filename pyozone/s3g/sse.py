@@ -168,11 +168,11 @@ def answer_headers(encryption: KeyEncryption | None) -> dict[str, str]:
     return {SSE: AES256}
 
 
-def requested_headers(encryption: WriteEncryption) -> dict[str, str]:
-    """answer_headers of what a write asked for (CreateMultipartUpload's answer, before any data)."""
+def started_headers(encryption: WriteEncryption, algorithm: SseAlgorithm) -> dict[str, str]:
+    """CreateMultipartUpload's answer_headers: what it asked for, or its bucket's default (`algorithm`)."""
     if encryption.customer_key is not None:
         return {CUSTOMER + "algorithm": AES256, CUSTOMER + "key-MD5": key_md5(encryption.customer_key)}
-    return {SSE: AES256} if encryption.sse_s3 else {}
+    return {SSE: AES256} if algorithm is SseAlgorithm.SSE_S3 else {}
 
 
 async def check_part_key(

@@ -77,6 +77,7 @@ class OzoneManagerService:
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
         self.bucket_cors = bucket_documents.cors(core)
+        self.bucket_encryption = bucket_documents.BucketEncryptions(core)
         self.bucket_lifecycle = bucket_documents.lifecycle(core)
         self.lifecycle = lifecycle or S3LifecycleService(core)
         self.bucket_policy = bucket_documents.BucketPolicies(core)
@@ -456,6 +457,37 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("putObjectTagging")
 
+    # ------------------------------------------------------------------ S3 bucket default encryption
+    @rpc
+    async def putBucketEncryption(
+        self, request: pb.PutBucketEncryptionRequest, context: Context
+    ) -> pb.PutBucketEncryptionResponse:
+        await self._run(
+            self.bucket_encryption.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its default encryption"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketEncryption")
+
+    @rpc
+    async def getBucketEncryption(
+        self, request: pb.GetBucketEncryptionRequest, context: Context
+    ) -> pb.GetBucketEncryptionResponse:
+        found = await self._run(
+            self.bucket_encryption.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its default encryption"),
+        )  # fmt: skip
+        return wire.bucket_encryption_answer(found)
+
+    @rpc
+    async def deleteBucketEncryption(
+        self, request: pb.DeleteBucketEncryptionRequest, context: Context
+    ) -> pb.DeleteBucketEncryptionResponse:
+        await self._run(
+            self.bucket_encryption.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its default encryption"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketEncryption")
+
     # ------------------------------------------------------------------ S3 bucket CORS
     @rpc
     async def putBucketCors(
@@ -663,7 +695,7 @@ class OzoneManagerService:
             )
 
         upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
-        return wire.initiated_answer(upload.upload_id)
+        return wire.initiated_answer(upload.upload_id, upload.encryption)
 
     @rpc
     async def commitMultipartUploadPart(
@@ -872,7 +904,8 @@ if TYPE_CHECKING:
         | pb.DeleteBucketLifecycleRequest
         | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
         | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
-        | pb.DeleteBucketPublicAccessBlockRequest
+        | pb.DeleteBucketPublicAccessBlockRequest | pb.PutBucketEncryptionRequest
+        | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

@@ -253,6 +253,47 @@ def test_upload_part_copy_between_encrypted_and_plain(client) -> None:  # type: 
     assert refused == (400, "InvalidRequest")
 
 
+def test_bucket_default_encryption(s3: S3Endpoint, client, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bucket = "sse-default"
+    client.create_bucket(Bucket=bucket)
+    absent = refusal(client.get_bucket_encryption, Bucket=bucket)
+    assert absent == (404, "ServerSideEncryptionConfigurationNotFoundError")
+    rule = {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    put = client.put_bucket_encryption
+    for bad, answer in (
+        ({"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms"}}, (501, "NotImplemented")),
+        ({"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256", "KMSMasterKeyID": "k"}},
+         (400, "InvalidArgument")),
+    ):  # fmt: skip
+        assert refusal(put, Bucket=bucket, ServerSideEncryptionConfiguration={"Rules": [bad]}) == answer
+    two = {"Rules": [rule, rule]}
+    assert refusal(put, Bucket=bucket, ServerSideEncryptionConfiguration=two) == (400, "MalformedXML")
+    put(Bucket=bucket, ServerSideEncryptionConfiguration={"Rules": [{**rule, "BucketKeyEnabled": False}]})
+    got = client.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"]
+    assert got == [{**rule, "BucketKeyEnabled": False}]
+
+    answer = client.put_object(Bucket=bucket, Key="by-default", Body=b"default")
+    assert answer["ServerSideEncryption"] == "AES256"
+    assert client.head_object(Bucket=bucket, Key="by-default")["ServerSideEncryption"] == "AES256"
+    assert client.get_object(Bucket=bucket, Key="by-default")["Body"].read() == b"default"
+    own = client.put_object(Bucket=bucket, Key="own-key", Body=b"c", **customer())  # the request's wins
+    assert own["SSECustomerKeyMD5"] == customer()["SSECustomerKeyMD5"]
+    upload = client.create_multipart_upload(Bucket=bucket, Key="mpu")
+    assert upload["ServerSideEncryption"] == "AES256"
+    native = tmp_path / "native"
+    native.write_bytes(b"native write")
+    conf = ("--conf", str(s3.cluster.conf_dir))
+    wrote = s3.cluster.pyozone("sh", "key", "put", *conf, f"/s3v/{bucket}/native", str(native))
+    assert wrote.code == 0, wrote
+    assert client.head_object(Bucket=bucket, Key="native")["ServerSideEncryption"] == "AES256"
+    assert client.get_object(Bucket=bucket, Key="native")["Body"].read() == b"native write"
+
+    client.delete_bucket_encryption(Bucket=bucket)
+    assert refusal(client.get_bucket_encryption, Bucket=bucket)[0] == 404
+    assert "ServerSideEncryption" not in client.put_object(Bucket=bucket, Key="after", Body=b"x")
+    assert client.get_object(Bucket=bucket, Key="by-default")["Body"].read() == b"default"
+
+
 def test_no_plaintext_reaches_the_datanodes(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
     secret = b"pyozone-sse-plaintext-marker-" * 4096  # 116 KiB of a pattern a scan finds
     control = b"pyozone-plain-control-marker-" * 4096

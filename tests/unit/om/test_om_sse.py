@@ -96,3 +96,33 @@ def test_sse_c_keeps_only_the_customer_keys_md5(tmp_path: Path) -> None:
                 await put(root, "bad", sseAlgorithm=pb.SSE_C, sseCustomerKeyMD5="nope")
 
     run(body())
+
+
+def test_a_bucket_default_encryption_encrypts_keys_asked_none(tmp_path: Path) -> None:
+    aes = (
+        b"<ServerSideEncryptionConfiguration><Rule><ApplyServerSideEncryptionByDefault><SSEAlgorithm>AES256"
+        b"</SSEAlgorithm></ApplyServerSideEncryptionByDefault></Rule></ServerSideEncryptionConfiguration>"
+    )
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            assert (await put(alice, "before")).keyInfo.sseAlgorithm == pb.SSE_NONE
+            put_config = pb.PutBucketEncryptionRequest(volume="vol", bucket="buck", configuration=aes)
+            await denied(bob.putBucketEncryption, put_config)  # the owner's alone
+            await alice.putBucketEncryption(put_config)
+            kept = await alice.getBucketEncryption(pb.GetBucketEncryptionRequest(volume="vol", bucket="buck"))
+            assert b"AES256" in kept.configuration
+            opened = await put(alice, "after")
+            assert opened.keyInfo.sseAlgorithm == pb.SSE_S3 and len(opened.keyInfo.sseDataKey) == 32
+            upload = await alice.initiateMultipartUpload(
+                pb.InitiateMultipartUploadRequest(volume="vol", bucket="buck", key="mpu")
+            )
+            assert upload.sseAlgorithm == pb.SSE_S3
+            await alice.deleteBucketEncryption(pb.DeleteBucketEncryptionRequest(volume="vol", bucket="buck"))
+            assert (await put(alice, "later")).keyInfo.sseAlgorithm == pb.SSE_NONE
+            assert (await alice.lookupKey(lookup("after"))).keyInfo.sseDataKey == opened.keyInfo.sseDataKey
+
+    run(body())
