@@ -72,6 +72,8 @@ class BucketRecord:
     quota_namespace: int = 0  # keys at most; 0: no quota
     acls: Acls = ()
     versioning: BucketVersioning = BucketVersioning.UNVERSIONED  # S3's (hdds/s3_versions.py)
+    sse_default: bool = False
+    """An S3 default encryption: keys asked none of their own are SSE-S3 (hdds/s3_encryption.py)."""
 
     @property
     def ownership(self) -> Ownership:

@@ -380,16 +380,11 @@ class OzoneManager:
         plan = self.plan_open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
-        sse = sse or self.default_sse(volume, bucket)
+        sse = sse or default_sse(plan.bucket_sse)
         if sse is None:
             return plan
         encryption, data_key = self.new_encryption(sse)
         return replace(plan, encryption=encryption, data_key=data_key)
-
-    def default_sse(self, volume: str, bucket: str) -> SseRequest | None:
-        """SSE-S3 in a bucket with a default encryption (s3BucketEncryptionTable), else None."""
-        found = self.store.get(S3_BUCKET_ENCRYPTION_TABLE, bucket_key(volume, bucket))
-        return SseRequest(SseAlgorithm.SSE_S3) if found is not None else None
 
     def new_encryption(self, sse: SseRequest) -> tuple[KeyEncryption, bytes]:
         """A new key's encryption and its data key: SSE-S3's fresh, wrapped under the newest master key
@@ -464,7 +459,7 @@ class OzoneManager:
         self.check_quota(parent, replicated_size(config, preallocated), new_key)
         return OpenKeyPlan(
             volume, bucket, key, data_size, config, size, count, capacity, excluded or ExcludeList(),
-            metadata, tags, creator, parent.acls,
+            metadata, tags, creator, parent.acls, parent.sse_default,
         )  # fmt: skip
 
     def record_open_key(self, plan: OpenKeyPlan, allocated: Sequence[BlockLocation]) -> OpenKeySession:
@@ -918,3 +913,8 @@ def _user() -> str:
         return getpass.getuser()
     except Exception:
         return "pyozone"
+
+
+def default_sse(bucket_sse: bool) -> SseRequest | None:
+    """SSE-S3 in a bucket with an S3 default encryption (BucketRecord.sse_default), else None."""
+    return SseRequest(SseAlgorithm.SSE_S3) if bucket_sse else None

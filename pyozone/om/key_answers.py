@@ -36,6 +36,7 @@ class OpenKeyPlan:
     tags: Mapping[str, str] | None
     creator: Ownership | None
     parent_acls: Acls
+    bucket_sse: bool = False  # the bucket's S3 default encryption
     encryption: KeyEncryption | None = None
     data_key: bytes = field(default=b"", repr=False)  # SSE-S3's, for the writer; never recorded
 

@@ -37,7 +37,7 @@ from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyConditio
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.hdds.security.sse import KeyEncryption, SseRequest, new_iv
 from pyozone.om import conditions, quota
-from pyozone.om.core import OzoneManager
+from pyozone.om.core import OzoneManager, default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
@@ -122,10 +122,10 @@ class MultipartManager:
         check_tags(tags or {})
         if replication is not None:
             om.settings.allowed_configs.check(replication)
-        sse = sse or om.default_sse(volume, bucket)
-        encryption = om.new_encryption(sse)[0] if sse is not None else None
         with om.lock:
             parent = om.info_bucket(volume, bucket)
+            sse = sse or default_sse(parent.sse_default)
+            encryption = om.new_encryption(sse)[0] if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(

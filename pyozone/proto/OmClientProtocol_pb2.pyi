@@ -75,7 +75,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning", "sseDefault")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,7 @@ class BucketInfo(_message.Message):
     QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
     VERSIONING_FIELD_NUMBER: _ClassVar[int]
+    SSEDEFAULT_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -106,7 +107,8 @@ class BucketInfo(_message.Message):
     quotaInNamespace: int
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
     versioning: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ...) -> None: ...
+    sseDefault: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ..., sseDefault: _Optional[bool] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState", "token")

@@ -119,6 +119,7 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         quotaInNamespace=b.quota_namespace,
         acls=acls_to_proto(b.acls),
         versioning=b.versioning.value,
+        sseDefault=b.sse_default,
         **replication_fields(b.replication),
     )
 
@@ -138,6 +139,7 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.quotaInNamespace,
         acls_from_proto(p.acls, "acls"),
         BucketVersioning.of(p.versioning),
+        p.sseDefault,
     )
 
 
