@@ -205,7 +205,7 @@ def customer_etag(md5_hex: str, key: bytes) -> str:
 OPERATIONS = frozenset(
     {Operation.PUT_OBJECT, Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.COPY_OBJECT,
      Operation.CREATE_MULTIPART_UPLOAD, Operation.UPLOAD_PART, Operation.UPLOAD_PART_COPY,
-     Operation.COMPLETE_MULTIPART_UPLOAD}
+     Operation.COMPLETE_MULTIPART_UPLOAD, Operation.GET_OBJECT_ATTRIBUTES}
 )  # fmt: skip
 """The operations that read the encryption headers (the others refuse them: headers.refuse_unimplemented)."""
 

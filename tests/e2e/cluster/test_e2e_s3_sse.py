@@ -136,6 +136,9 @@ def test_sse_c_needs_the_same_key_to_read(client) -> None:  # type: ignore[no-un
     assert refusal(client.head_object, Bucket=BUCKET, Key="c") == (400, "400")  # HEAD: no body, no code
     assert refusal(client.get_object, Bucket=BUCKET, Key="c", **customer(OTHER)) == (403, "AccessDenied")
     assert refusal(client.head_object, Bucket=BUCKET, Key="c", **customer(OTHER)) == (403, "403")
+    attributes = {"Bucket": BUCKET, "Key": "c", "ObjectAttributes": ["ObjectSize"]}
+    assert client.get_object_attributes(**attributes, **customer())["ObjectSize"] == len(data)
+    assert refusal(client.get_object_attributes, **attributes) == (400, "InvalidRequest")
     client.put_object(Bucket=BUCKET, Key="c-plain", Body=b"x")
     assert refusal(client.get_object, Bucket=BUCKET, Key="c-plain", **customer()) == (400, "InvalidRequest")
     client.put_object(Bucket=BUCKET, Key="c-s3", Body=b"x", **SSE_S3)
