@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from pyozone.cluster.layout import HOST
 from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
 from tests.e2e.cluster.test_e2e_s3_awscli import AWS, CONFIG, Aws
 
@@ -333,6 +334,22 @@ def test_sh_key_get_reads_an_sse_s3_object_and_refuses_an_sse_c_one(
     refused = s3.cluster.pyozone("sh", "key", "get", *conf, f"/s3v/{BUCKET}/native-c", str(tmp_path / "c"))
     assert refused.code != 0 and "encrypted" in refused.err, refused
     assert not (tmp_path / "c").exists()
+
+
+def test_ofs_reads_an_sse_s3_object_from_any_offset(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
+    import fsspec
+
+    data = os.urandom(300_000)
+    client.put_object(Bucket=BUCKET, Key="ofs-s3", Body=data, **SSE_S3)
+    client.put_object(Bucket=BUCKET, Key="ofs-c", Body=data, **customer())
+    fs, _ = fsspec.core.url_to_fs(f"ofs://{HOST}:{s3.cluster.port('om', 'rpc')}/")
+    with fs.open(f"/s3v/{BUCKET}/ofs-s3", "rb") as f:
+        f.seek(123_457)
+        assert f.read(70_000) == data[123_457:193_457]
+        f.seek(0)
+        assert f.read() == data
+    with pytest.raises(Exception, match="encrypted"):
+        fs.cat_file(f"/s3v/{BUCKET}/ofs-c")
 
 
 def test_rotation_keeps_older_objects_readable(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
