@@ -1,4 +1,5 @@
-"""EC reconstruction load per datanode with pyozone's ops-per-node limit off and on (seed 003 future idea).
+"""EC reconstruction load per datanode with pyozone's ops-per-node limit off and on (Ozone's "Replication
+Manager" doc, "Future Ideas").
 
 A simulated cluster (pyozone/sim: the real SCM core, virtual datanodes on virtual time) holds CLOSED EC
 containers, each index on its own datanode, scattered over the racks. A few datanodes are killed; once

@@ -1,4 +1,5 @@
-"""Write pipeline V1 on a 3-datanode cluster on this machine: seed 004's tables, scaled down.
+"""Write pipeline V1 on a 3-datanode cluster on this machine: the tables of the
+"Ozone Write Pipeline V2 with Ratis Streaming" blog post, scaled down.
 
 Starts `pyozone cluster up` (SCM, OM and 3 datanodes, each its own OS process on 127.0.0.1) in a fresh
 directory and measures, each figure beside a baseline taken in the same run:

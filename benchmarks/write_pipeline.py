@@ -1,4 +1,5 @@
-"""Write pipeline V1 beside V2 (datastream) on a 3-datanode cluster on this machine: seed 004's tables.
+"""Write pipeline V1 beside V2 (datastream) on a 3-datanode cluster on this machine: the tables of the
+"Ozone Write Pipeline V2 with Ratis Streaming" blog post.
 
 Starts `pyozone cluster up` (SCM, OM and 3 datanodes, each its own OS process on 127.0.0.1) afresh for
 each measurement (on /dev/shm by default: --on) and measures, V1 (put_key(datastream=False)) beside V2

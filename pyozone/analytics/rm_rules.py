@@ -3,7 +3,7 @@ from a snapshot instead of SCM's managers, so `analytics rm-report` and the SCM 
 
 Parity means: the report `check_partition` builds over all of a snapshot's containers equals the report
 `ReplicationManager.process_all()` returns on the same state, counts and samples. process_all runs the
-chain in acting mode while this runs it read-only, and the two record the same states (spec 10.2, 10.3):
+chain in acting mode while this runs it read-only, and the two record the same states:
 every handler records before it looks at `read_only`, the closing handler returns True in both modes, and
 the one handler read-only mode skips (mismatched replicas) never records. The actions process_all takes
 (commands, state changes) only touch the container being checked, after its states are recorded, and the
@@ -221,7 +221,7 @@ def check_partition(
         if not ops and plainly_healthy(container, replicas):  # a row reads as its record
             continue
         info = ContainerInfo(*container)
-        # processContainer (spec 10.2), as ReplicationManager._check builds the request
+        # Ozone's processContainer, as ReplicationManager._check builds the request
         if info.replication_config.type is ec:
             redundancy = config.maintenance_remaining_redundancy
         else:

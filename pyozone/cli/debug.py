@@ -3,11 +3,11 @@
 The DB is opened read-only, so this works on the scm.db of a running SCM.
 
 `pyozone debug ratislogparser generic|om|scm -s SEGMENT`: print a Raft log segment's entries, as Ozone's
-`ozone debug ratislogparser` (seed 001); `om` also decodes each OM entry (its om.db ops and the calls it
+`ozone debug ratislogparser`; `om` also decodes each OM entry (its om.db ops and the calls it
 answered), `scm` each SCM entry (its scm.db ops, keys read as `ldb scan` reads them).
 
 `pyozone debug rm-scenario FILE.json|DIR ...`: run Replication Manager scenario files (the JSON format of
-Ozone's TestReplicationManagerScenarios, spec 19) through a real Replication Manager; PASS/FAIL per
+Ozone's TestReplicationManagerScenarios) through a real Replication Manager; PASS/FAIL per
 scenario with the differences; exit 1 if any fails, 2 if a file is malformed.
 """
 

@@ -133,9 +133,11 @@ class AsyncOzoneClient:
 
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
-        self, volume: str, bucket: str, replication: str | None = None, owner: str = ""
-    ) -> BucketInfo:
-        return await self.om.create_bucket(volume, bucket, replication, owner)
+        self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
+        object_lock: bool = False,
+    ) -> BucketInfo:  # fmt: skip
+        """`object_lock`: versioned, with S3 Object Lock enabled."""
+        return await self.om.create_bucket(volume, bucket, replication, owner, object_lock)
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)
@@ -366,11 +368,13 @@ class AsyncOzoneClient:
         await self.om.rename_key(volume, bucket, key, to_key)
 
     async def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
-    ) -> tuple[str, bool]:
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = "",
+        bypass_governance: bool = False,
+    ) -> tuple[str, bool]:  # fmt: skip
         """`condition`: only if the key meets it (S3's DeleteObject If-Match); `version`: that S3 version,
-        for good. The version added (a delete marker) or removed, and whether it is a delete marker."""
-        return await self.om.delete_key(volume, bucket, key, condition, version)
+        for good (`bypass_governance`: through its GOVERNANCE retention, if the caller may). The version
+        added (a delete marker) or removed, and whether it is a delete marker."""
+        return await self.om.delete_key(volume, bucket, key, condition, version, bypass_governance)
 
     async def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> None:
         """Replaces the key's tag set; an empty one deletes it."""

@@ -1,4 +1,4 @@
-"""Every configuration key pyozone reads, with Ozone's name, type and default (spec section 2)."""
+"""Every configuration key pyozone reads, with Ozone's name, type and default (ozone-default.xml)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,8 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(RM + "container.sample.limit", N, "100", "Container ids sampled per report state"),
     _k(RM + "quasi.closed.stuck.best.origin.copies", N, "3", "Copies kept of the best origin"),
     _k(RM + "quasi.closed.stuck.other.origin.copies", N, "2", "Copies kept of other origins"),
-    # pyozone's own (seed 003 "Limiting Ops per node"): units per node per under-replication iteration
+    # pyozone's own (Ozone's "Replication Manager" doc, "Limiting Ops per node"): units per node per
+    # under-replication iteration
     _k(RM + "datanode.ops.limit.enabled", B, "false", "Count replication work per source and target node"),
     _k(RM + "datanode.ops.limit", N, "10", "Units a node may get per iteration when the above is on"),
     _k("ozone.scm.expired.container.replica.op.scrub.interval", D, "5m", "Pending replica op scrub period"),

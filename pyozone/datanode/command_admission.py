@@ -5,7 +5,7 @@ The daemon's CommandQueue (command_queue.py) runs commands on asyncio workers wi
 simulator's datanode (pyozone/sim/datanode.py) applies the same ones on virtual time, so SCM's throttling
 is tested against what a real datanode does.
 
-As in Ozone's DatanodeStateMachine and ReplicationSupervisor (spec 12): a command from an older SCM term
+As in Ozone's DatanodeStateMachine and ReplicationSupervisor: a command from an older SCM term
 than the newest seen, or past its deadline, is dropped, and replication work is checked again when a
 worker takes it; replication-type commands (replicate and EC reconstruction) wait in a queue of
 hdds.datanode.replication.queue.limit, NORMAL priority before LOW, and run on

@@ -148,7 +148,8 @@ class CommandQueue:
         return self.admission.replication_queue_limit
 
     def set_out_of_service(self, out_of_service: bool) -> None:
-        """Decommissioning / maintenance: more replication streams and a longer queue (spec 12)."""
+        """Decommissioning / maintenance: more replication streams and a longer queue
+        (ReplicationSupervisor)."""
         self.admission.out_of_service = out_of_service
         workers = self.admission.replication_workers
         if workers != self._replication.workers:

@@ -1,4 +1,5 @@
-"""The datanode's connection to one SCM: getVersion, then register, then the heartbeat loop (seed 001);
+"""The datanode's connection to one SCM: getVersion, then register, then the heartbeat loop (Ozone's
+VersionEndpointTask, RegisterEndpointTask, HeartbeatEndpointTask);
 a datanode of an SCM HA service runs one per SCM (scm_connections.py).
 
 SCM being unreachable is never fatal: every call is retried with a capped exponential backoff, and the

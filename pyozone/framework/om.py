@@ -368,10 +368,12 @@ class OmClient:
 
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
-        self, volume: str, bucket: str, replication: str | None = None, owner: str = ""
-    ) -> BucketInfo:
-        """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on)."""
-        request = wire.create_bucket_request(volume, bucket, replication, owner)
+        self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
+        object_lock: bool = False,
+    ) -> BucketInfo:  # fmt: skip
+        """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on); `object_lock`: created
+        versioned with S3 Object Lock enabled."""
+        request = wire.create_bucket_request(volume, bucket, replication, owner, object_lock)
         return await self._call("createBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
@@ -482,17 +484,38 @@ class OmClient:
         await self._call("renameKey", wire.rename_key_request(volume, bucket, key, to_key), lambda r: None)
 
     async def delete_key(
-        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = ""
-    ) -> tuple[str, bool]:
+        self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = "",
+        bypass_governance: bool = False,
+    ) -> tuple[str, bool]:  # fmt: skip
         """The version the delete added (a delete marker) or removed ("": an unversioned bucket's key) and
-        whether it is a delete marker."""
-        request = wire.delete_key_request(volume, bucket, key, condition, version)
+        whether it is a delete marker. `bypass_governance`: S3 Object Lock's GOVERNANCE retention gives way
+        (if the caller may bypass it)."""
+        request = wire.delete_key_request(volume, bucket, key, condition, version, bypass_governance)
         return await self._call("deleteKey", request, wire.delete_outcome_from_proto)
 
     async def set_bucket_versioning(self, volume: str, bucket: str, state: str) -> None:
         """S3's PutBucketVersioning: "Enabled" or "Suspended" (the bucket's owner alone)."""
         request = wire.set_bucket_versioning_request(volume, bucket, state)
         await self._call("setBucketVersioning", request, lambda r: None)
+
+    async def put_object_lock_configuration(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """S3's PutObjectLockConfiguration (the document as the S3 client sent it)."""
+        request = wire.put_object_lock_configuration_request(volume, bucket, configuration)
+        await self._call("putObjectLockConfiguration", request, lambda r: None)
+
+    async def put_object_retention(
+        self, volume: str, bucket: str, key: str, version: str, retention: bytes, bypass_governance: bool
+    ) -> None:
+        """S3's PutObjectRetention of a version ("": the current one); an empty Retention removes it."""
+        bypass = bypass_governance
+        request = wire.put_object_retention_request(volume, bucket, key, version, retention, bypass)
+        await self._call("putObjectRetention", request, lambda r: None)
+
+    async def put_object_legal_hold(
+        self, volume: str, bucket: str, key: str, version: str, legal_hold: bytes
+    ) -> None:
+        request = wire.put_object_legal_hold_request(volume, bucket, key, version, legal_hold)
+        await self._call("putObjectLegalHold", request, lambda r: None)
 
     async def list_key_versions(
         self, volume: str, bucket: str, prefix: str, key_marker: str, version_marker: str, limit: int = 1000

@@ -3,6 +3,10 @@
 The client computes them, the datanode verifies them before it writes and when it reads or scans, and
 they travel with the chunk's metadata, so a bit flip anywhere between client memory and disk is caught.
 CRC values are stored as 4 big-endian bytes, digests as their raw bytes (Ozone's encoding).
+
+CRC32 is ISA-L's (python-isal's isal_zlib.crc32, the same values as zlib.crc32): every byte written is
+summed by the client and verified by each replica, and on this machine zlib 1.2.13 took 0.50-0.60 ms a
+MiB in 16 KB pieces against ISA-L's 0.16-0.19 (docs/write-pipeline.md, V2's checks).
 """
 
 from __future__ import annotations
@@ -10,13 +14,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import struct
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
 import crc32c
+from isal import isal_zlib
 
 
 class ChecksumType(IntEnum):
@@ -55,7 +59,7 @@ def checksum_size(kind: ChecksumType) -> int:
 def _function(kind: ChecksumType) -> Callable[[memoryview], bytes]:
     match kind:
         case ChecksumType.CRC32:
-            return lambda piece: _U32.pack(zlib.crc32(piece))
+            return lambda piece: _U32.pack(isal_zlib.crc32(piece))
         case ChecksumType.CRC32C:
             return lambda piece: _U32.pack(crc32c.crc32c(piece))
         case ChecksumType.SHA256:

@@ -1,4 +1,5 @@
-"""ContainerInfo and ContainerReplica: what SCM knows of a container and of each copy (spec 1.2, 1.3)."""
+"""ContainerInfo and ContainerReplica: what SCM knows of a container and of each copy (Ozone's classes of
+those names)."""
 
 from __future__ import annotations
 

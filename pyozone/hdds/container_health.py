@@ -1,8 +1,8 @@
-"""ContainerHealthState: Ozone's health states with their numbers and metric names (spec 1.5).
+"""ContainerHealthState: Ozone's health states with their numbers and metric names.
 
 Numbers are what ContainerInfo persists and what the protobuf carries; metric names are the gauges
-Ozone exports; the camelCase names are the keys of scenario expectations (spec 19), derived from the
-enum name so the three can never disagree.
+Ozone exports; the camelCase names are the keys of scenario expectations (TestReplicationManagerScenarios),
+derived from the enum name so the three can never disagree.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class ContainerHealthState(IntEnum):
     OPEN_UNHEALTHY = 7
     QUASI_CLOSED_STUCK = 8
     OPEN_WITHOUT_PIPELINE = 9
-    # Combination states: one report bucket per situation (HEAD / 2.2+, spec 10.11).
+    # Combination states: one report bucket per situation (HEAD / 2.2+).
     UNHEALTHY_UNDER_REPLICATED = 100
     UNHEALTHY_OVER_REPLICATED = 101
     MISSING_UNDER_REPLICATED = 102

@@ -15,7 +15,7 @@ from pyozone.hdds.states import CommandStatus, NodeOperationalState, ReplicaStat
 
 @dataclass(frozen=True, slots=True)
 class ContainerReplicaReport:
-    """One replica in a full or incremental container report (spec 1.2)."""
+    """One replica in a full or incremental container report (Ozone's ContainerReplicaProto)."""
 
     container_id: ContainerID
     state: ReplicaState
@@ -73,7 +73,7 @@ class CommandStatusReport:
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
-    """Seed 001's SCMHeartbeatRequestProto; None means 'not sent this time'."""
+    """Ozone's SCMHeartbeatRequestProto; None means 'not sent this time'."""
 
     datanode: DatanodeDetails
     node_report: NodeReport | None = None

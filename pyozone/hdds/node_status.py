@@ -1,4 +1,4 @@
-"""NodeStatus: a datanode's operational state and health, with Ozone's predicates (spec 1.4)."""
+"""NodeStatus: a datanode's operational state and health, with Ozone's predicates (NodeStatus)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pyozone.hdds.ec.layout import StripeLayout
 from pyozone.hdds.ids import BlockID, ReplicationConfig
+from pyozone.hdds.s3_object_lock import ObjectLockConfiguration, Retention
 from pyozone.hdds.s3_versions import BucketVersioning, version_id
 from pyozone.hdds.security.acl import Acls, Ownership
 from pyozone.hdds.security.sse import KeyEncryption
@@ -72,6 +73,8 @@ class BucketRecord:
     quota_namespace: int = 0  # keys at most; 0: no quota
     acls: Acls = ()
     versioning: BucketVersioning = BucketVersioning.UNVERSIONED  # S3's (hdds/s3_versions.py)
+    object_lock: ObjectLockConfiguration | None = None
+    """S3 Object Lock (hdds/s3_object_lock.py); None: not enabled (once enabled, never disabled)."""
     sse_default: bool = False
     """An S3 default encryption: keys asked none of their own are SSE-S3 (hdds/s3_encryption.py)."""
 
@@ -120,6 +123,10 @@ class KeyRecord:
     versioned: bool = False
     """It has an id of its own (written while versioning was Enabled); else it is the `null` version."""
     delete_marker: bool = False
+    retention: Retention | None = None
+    """S3 Object Lock (hdds/s3_object_lock.py): the version's retention, if any."""
+    legal_hold: bool | None = None
+    """Its legal hold: ON, OFF, or None (never set)."""
     encryption: KeyEncryption | None = None
     """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import KeyLocation
+from pyozone.hdds.s3_object_lock import ObjectLockConfiguration, Retention
 from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 
 
@@ -75,6 +76,7 @@ class BucketInfo:
     quota_in_bytes: int  # replicated bytes at most; 0: no quota
     quota_in_namespace: int  # keys at most; 0: no quota
     versioning: str = ""  # S3's: "" (never set), "Enabled" or "Suspended"
+    object_lock: ObjectLockConfiguration | None = None  # S3's (hdds/s3_object_lock.py); None: not enabled
 
     @property
     def replication_config(self) -> ReplicationConfig:
@@ -113,6 +115,8 @@ class KeyInfo:
     version_seq: int = 0
     """The version's place in its key's order (hdds/s3_versions.py), a `null` one's too: a version listing
     resumes there even after the version is gone."""
+    retention: Retention | None = None  # S3 Object Lock's (hdds/s3_object_lock.py)
+    legal_hold: bool | None = None  # None: never set
     encryption: KeyEncryption | None = None
     """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
     data_key: bytes = field(default=b"", repr=False)

@@ -22,7 +22,7 @@ class Pipeline:
     reported: frozenset[DatanodeID] = field(default=frozenset(), compare=False)
 
     def is_healthy(self) -> bool:
-        """Ratis: every member reported the pipeline and a leader is known (spec 6.1)."""
+        """Ratis: every member reported the pipeline and a leader is known (Pipeline.isHealthy)."""
         if self.replication_config.type is ReplicationType.EC:
             return True
         return self.leader is not None and self.reported >= set(self.nodes)

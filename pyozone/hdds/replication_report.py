@@ -1,4 +1,5 @@
-"""ReplicationManagerReport: what one full check pass found (spec 10.3, seed 003 "Report").
+"""ReplicationManagerReport: what one full check pass found (Ozone's "Replication Manager" doc,
+"ReplicationManager Report").
 
 Counts per container lifecycle state (every container once) and per health state (a container may be
 counted in more than one health bucket, e.g. QUASI_CLOSED_STUCK and QUASI_CLOSED_STUCK_UNDER_REPLICATED),
@@ -53,7 +54,7 @@ class ReplicationManagerReport:
 
     def increment_and_sample(self, state: ContainerHealthState, container_id: ContainerID) -> None:
         """Count, sample while under the limit, and make `state` the container's current health
-        (the last call during one container's check wins; spec 10.2 step 5)."""
+        (the last call during one container's check wins, as Ozone's processContainer)."""
         self._health[state] += 1
         sample = self._samples.setdefault(state, [])
         if len(sample) < self.sample_limit:
@@ -61,7 +62,7 @@ class ReplicationManagerReport:
         self.current_health = state
 
     def reset_current(self) -> None:
-        """Called before each container's check (spec 10.2 step 2)."""
+        """Called before each container's check (as Ozone's processContainer)."""
         self.current_health = ContainerHealthState.HEALTHY
 
     def set_complete(self, timestamp_ms: int) -> None:

@@ -1,4 +1,5 @@
-"""The safe-mode status model (spec 9.1) and the per-rule status shown to operators."""
+"""The safe-mode status model (SCMSafeModeManager's SafeModeStatus) and the per-rule status shown to
+operators."""
 
 from __future__ import annotations
 

@@ -113,6 +113,14 @@ class Access:
                 f"Only the owner of bucket {volume}/{bucket} may {what}. User: {caller.user}",
             )
 
+    def may_bypass_governance(self, caller: Caller | None, volume: str, bucket: str) -> bool:
+        """Whether the caller may bypass S3 Object Lock's GOVERNANCE retention (Amazon's
+        s3:BypassGovernanceRetention): the bucket's owner or an administrator (with ACLs off, anyone: the
+        gateway then decides by the bucket's owner and policy)."""
+        if caller is None or caller.admin:
+            return True
+        return self.om.info_bucket(volume, bucket).owner == caller.user
+
     def key(self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str) -> None:
         """The committed key's entries decide with its parents'; a key that does not exist (one to create)
         leaves it to the parents, as Ozone does."""

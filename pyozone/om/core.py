@@ -22,6 +22,7 @@ from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.om_records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs, replicated_size
 from pyozone.hdds.om_views import KeyCondition
+from pyozone.hdds.s3_object_lock import ObjectLockConfiguration
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, write_plan
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
 from pyozone.hdds.security.sse import (
@@ -32,7 +33,7 @@ from pyozone.hdds.security.sse import (
     new_iv,
     valid_key_md5,
 )
-from pyozone.om import conditions, quota, versions
+from pyozone.om import conditions, object_lock, quota, versions
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import LocatedKey, OpenKeyPlan, OpenKeySession, ReadLocation
@@ -232,9 +233,11 @@ class OzoneManager:
         bucket: str,
         replication: ReplicationConfig | None = None,
         creator: Ownership | None = None,
+        lock: bool = False,
     ) -> BucketRecord:
         """The bucket's owner is its volume's; with ozone.acl.enabled the `creator` (the caller) owns it,
-        with the creator's entries and the volume's DEFAULT ones (Ozone's OMBucketCreateRequest)."""
+        with the creator's entries and the volume's DEFAULT ones (Ozone's OMBucketCreateRequest). `lock`:
+        created versioning-Enabled with S3 Object Lock (om/object_lock.py)."""
         check_bucket_name(bucket)
         if replication is not None:
             self.settings.allowed_configs.check(replication)
@@ -252,6 +255,8 @@ class OzoneManager:
                 now,
                 replication or self.settings.default_replication,
                 acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
+                versioning=BucketVersioning.ENABLED if lock else BucketVersioning.UNVERSIONED,
+                object_lock=ObjectLockConfiguration() if lock else None,
             )
             parent = replace(parent, used_namespace=parent.used_namespace + 1, modification_ms=now)
             self.commit(
@@ -448,6 +453,7 @@ class OzoneManager:
         check_metadata(metadata or {})
         check_tags(tags or {})
         parent = self._bucket(volume, bucket)
+        object_lock.check_write(parent, metadata, self._now())
         config = replication or parent.replication
         size = self.settings.block_size
         capacity = block_capacity(config, size)
@@ -645,8 +651,11 @@ class OzoneManager:
         and volume's usage follows. In a versioned bucket the key is a new version (om/versions.py) and
         `old` is kept as a noncurrent one unless the rules overwrite it (a `null` version while Suspended).
         `counted`: bytes the usage holds for it already (a multipart upload's parts). QUOTA_EXCEEDED, with
-        nothing added to `ops`, when the quotas have no room for it. Call with the key's lock and
-        `locks.usage` held, `parent` read under them, and commit before releasing them."""
+        nothing added to `ops`, when the quotas have no room for it. In a bucket with S3 Object Lock the
+        version gets the retention and legal hold its metadata names, or the bucket's default retention
+        (om/object_lock.py). Call with the key's lock and `locks.usage` held, `parent` read under them,
+        and commit before releasing them."""
+        record = object_lock.stamp(parent, record, self._now())
         if parent.versioning is not BucketVersioning.UNVERSIONED:
             return self._add_version(parent, record, old, ops, counted)
         used_delta = record.replicated_bytes - (old.replicated_bytes if old is not None else 0) - counted
@@ -793,12 +802,14 @@ class OzoneManager:
 
     def delete_key(
         self, volume: str, bucket: str, key: str, condition: KeyCondition | None = None, version: str = "",
-        creator: Ownership | None = None,
+        creator: Ownership | None = None, bypass: bool = False,
     ) -> DeleteOutcome:  # fmt: skip
         """`condition`: the key is deleted only if it meets it (S3's DeleteObject If-Match). `version`: that
-        S3 version is removed for good (om/versions.py). In a versioned bucket a delete without one adds a
-        delete marker, whether or not the key exists (Amazon's "Deleting object versions"), owned by its
-        `creator` (the caller, with ozone.acl.enabled) as Amazon's marker is its deleter's."""
+        S3 version is removed for good (om/versions.py), unless S3 Object Lock holds it (om/object_lock.py;
+        `bypass`: its GOVERNANCE retention gives way, the caller being allowed to). In a versioned bucket a
+        delete without one adds a delete marker, whether or not the key exists (Amazon's "Deleting object
+        versions"), owned by its `creator` (the caller, with ozone.acl.enabled) as Amazon's marker is its
+        deleter's."""
         check_key_name(key, False)
         with self.locks.key(key_key(volume, bucket, key)):
             if version:
@@ -807,7 +818,7 @@ class OzoneManager:
                         OMResultCode.INVALID_REQUEST,
                         f"key {volume}/{bucket}/{key}: a conditional delete of a version is not supported",
                     )
-                return self.versions.delete(volume, bucket, key, version)
+                return self.versions.delete(volume, bucket, key, version, bypass)
             parent = self._bucket(volume, bucket)
             if parent.versioning is not BucketVersioning.UNVERSIONED:
                 return self._add_delete_marker(volume, bucket, key, condition, creator)

@@ -15,6 +15,8 @@ an HA leader, its blocks to deletedTable for KeyDeletingService:
   successor's creation), beyond the NewerNoncurrentVersions kept: removed for good;
 - an expired object delete marker (the key's only version left): removed;
 - an incomplete multipart upload past DaysAfterInitiation: aborted.
+A noncurrent version S3 Object Lock holds (legal hold, retention in force) is not due (Amazon's "Managing
+S3 Lifecycle policies with Object Lock"); OM refuses its deletion anyway (om/object_lock.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from enum import Enum
 
 from pyozone.hdds.om_records import KeyRecord, MultipartUploadRecord
 from pyozone.hdds.s3_lifecycle import LifecycleConfiguration, LifecycleError, LifecycleRun, ObjectFacts, parse
+from pyozone.hdds.s3_object_lock import delete_refusal
 from pyozone.om import versions
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -203,7 +206,12 @@ class S3LifecycleService:
                 for action, version in self._plan(volume, bucket, key, config, now_ms)[
                     : budget - sum(counts.values())
                 ]:
-                    om.delete_key(volume, bucket, key, version=version)
+                    try:
+                        om.delete_key(volume, bucket, key, version=version)
+                    except OMException as e:  # S3 Object Lock holds it by OM's clock (om/object_lock.py)
+                        if e.code is not OMResultCode.PERMISSION_DENIED:
+                            raise
+                        continue
                     counts[action] += 1
         for key, upload_id in uploads:
             with om.lock:
@@ -294,7 +302,8 @@ def _due(
             if len(older) == 1 and config.removes_marker(key, record.creation_ms, now_ms):
                 due.append((Action.REMOVE_MARKER, record.version_id))
         else:
-            if config.noncurrent_expires(_facts(record), successor, newer, now_ms):
+            locked = delete_refusal(record.retention, record.legal_hold, now_ms, bypass=False)
+            if not locked and config.noncurrent_expires(_facts(record), successor, newer, now_ms):
                 due.append((Action.EXPIRE_NONCURRENT, record.version_id))
             newer += 0 if record.delete_marker else 1
         successor = record.creation_ms

@@ -36,7 +36,7 @@ from pyozone.hdds.om_records import (
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.hdds.security.sse import KeyEncryption, SseRequest, new_iv
-from pyozone.om import conditions, quota
+from pyozone.om import conditions, object_lock, quota
 from pyozone.om.core import OzoneManager, default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
@@ -124,6 +124,7 @@ class MultipartManager:
             om.settings.allowed_configs.check(replication)
         with om.lock:
             parent = om.info_bucket(volume, bucket)
+            object_lock.check_write(parent, metadata, om.clock.wall_ms())
             sse = sse or default_sse(parent.sse_default)
             encryption = om.new_encryption(sse)[0] if sse is not None else None
             ops: list[Op] = []

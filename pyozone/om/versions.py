@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyozone.hdds.om_records import KeyRecord
+from pyozone.hdds.s3_object_lock import VERSIONING_LOCKED
 from pyozone.hdds.s3_versions import (
     BucketVersioning,
     DeleteOutcome,
@@ -29,6 +30,7 @@ from pyozone.hdds.s3_versions import (
     order_suffix,
     parse_version_id,
 )
+from pyozone.om import object_lock
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import (
     BUCKET_TABLE,
@@ -155,6 +157,8 @@ class ObjectVersions:
         om = self.om
         with om.lock:  # exclusive: no key commit rewrites the bucket's record meanwhile
             record = om.info_bucket(volume, bucket)
+            if record.object_lock is not None and state is not BucketVersioning.ENABLED:
+                raise OMException(OMResultCode.INVALID_REQUEST, f"InvalidBucketState: {VERSIONING_LOCKED}")
             if record.versioning is not state:
                 record = replace(record, versioning=state, modification_ms=om.clock.wall_ms())
                 om.commit([(BUCKET_TABLE, bucket_key(volume, bucket), om_records.encode_bucket(record))])
@@ -191,14 +195,16 @@ class ObjectVersions:
         newest = next(older_versions(self.om.store, volume, bucket, key), None)
         return newest if newest is not None and newest.delete_marker else None
 
-    def delete(self, volume: str, bucket: str, key: str, version: str) -> DeleteOutcome:
+    def delete(self, volume: str, bucket: str, key: str, version: str, bypass: bool = False) -> DeleteOutcome:
         """Removes version `version` for good (DeleteObject with versionId), a delete marker too; one the key
-        does not have is no error, as Amazon answers. Call with the key's lock held."""
+        does not have is no error, as Amazon answers. A version S3 Object Lock holds is PERMISSION_DENIED
+        (om/object_lock.py; `bypass`: through GOVERNANCE retention). Call with the key's lock held."""
         om = self.om
         seq = seq_of(version)
         ops: list[Op] = []
         current = om.find_key(volume, bucket, key)
         if current is not None and is_version(current, seq):
+            object_lock.check_delete(current, om.clock.wall_ms(), bypass)
             removed, namespace = current, -1
             ops.append((KEY_TABLE, key_key(volume, bucket, key), None))
             if self._promote(volume, bucket, key, None, ops):
@@ -208,6 +214,7 @@ class ObjectVersions:
             if found is None:
                 om.info_bucket(volume, bucket)
                 return DeleteOutcome(version, False)
+            object_lock.check_delete(found, om.clock.wall_ms(), bypass)
             removed, namespace = found, -namespace_of(found)
             forget(found, ops)
             if current is None and self._promote(volume, bucket, key, table_key(found), ops):

@@ -75,7 +75,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning", "sseDefault")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning", "sseDefault", "objectLockEnabled", "defaultRetention")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,8 @@ class BucketInfo(_message.Message):
     ACLS_FIELD_NUMBER: _ClassVar[int]
     VERSIONING_FIELD_NUMBER: _ClassVar[int]
     SSEDEFAULT_FIELD_NUMBER: _ClassVar[int]
+    OBJECTLOCKENABLED_FIELD_NUMBER: _ClassVar[int]
+    DEFAULTRETENTION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     creationTime: int
@@ -108,7 +110,19 @@ class BucketInfo(_message.Message):
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
     versioning: str
     sseDefault: bool
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ..., sseDefault: _Optional[bool] = ...) -> None: ...
+    objectLockEnabled: bool
+    defaultRetention: DefaultRetention
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ..., sseDefault: _Optional[bool] = ..., objectLockEnabled: _Optional[bool] = ..., defaultRetention: _Optional[_Union[DefaultRetention, _Mapping]] = ...) -> None: ...
+
+class DefaultRetention(_message.Message):
+    __slots__ = ("mode", "days", "years")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    DAYS_FIELD_NUMBER: _ClassVar[int]
+    YEARS_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    days: int
+    years: int
+    def __init__(self, mode: _Optional[str] = ..., days: _Optional[int] = ..., years: _Optional[int] = ...) -> None: ...
 
 class KeyLocation(_message.Message):
     __slots__ = ("blockID", "offset", "length", "pipeline", "createVersion", "containerState", "token")
@@ -129,7 +143,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker", "sseAlgorithm", "sseIv", "sseWrappedKey", "sseMasterKeyVersion", "sseCustomerKeyMD5", "sseDataKey", "ssePartIvs")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker", "retentionMode", "retainUntilMs", "legalHold", "sseAlgorithm", "sseIv", "sseWrappedKey", "sseMasterKeyVersion", "sseCustomerKeyMD5", "sseDataKey", "ssePartIvs")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -166,6 +180,9 @@ class KeyInfo(_message.Message):
     VERSIONSEQ_FIELD_NUMBER: _ClassVar[int]
     VERSIONED_FIELD_NUMBER: _ClassVar[int]
     DELETEMARKER_FIELD_NUMBER: _ClassVar[int]
+    RETENTIONMODE_FIELD_NUMBER: _ClassVar[int]
+    RETAINUNTILMS_FIELD_NUMBER: _ClassVar[int]
+    LEGALHOLD_FIELD_NUMBER: _ClassVar[int]
     SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
     SSEIV_FIELD_NUMBER: _ClassVar[int]
     SSEWRAPPEDKEY_FIELD_NUMBER: _ClassVar[int]
@@ -195,6 +212,9 @@ class KeyInfo(_message.Message):
     versionSeq: int
     versioned: bool
     deleteMarker: bool
+    retentionMode: str
+    retainUntilMs: int
+    legalHold: str
     sseAlgorithm: SseAlgorithm
     sseIv: bytes
     sseWrappedKey: bytes
@@ -202,7 +222,7 @@ class KeyInfo(_message.Message):
     sseCustomerKeyMD5: str
     sseDataKey: bytes
     ssePartIvs: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseIv: _Optional[bytes] = ..., sseWrappedKey: _Optional[bytes] = ..., sseMasterKeyVersion: _Optional[int] = ..., sseCustomerKeyMD5: _Optional[str] = ..., sseDataKey: _Optional[bytes] = ..., ssePartIvs: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ..., retentionMode: _Optional[str] = ..., retainUntilMs: _Optional[int] = ..., legalHold: _Optional[str] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseIv: _Optional[bytes] = ..., sseWrappedKey: _Optional[bytes] = ..., sseMasterKeyVersion: _Optional[int] = ..., sseCustomerKeyMD5: _Optional[str] = ..., sseDataKey: _Optional[bytes] = ..., ssePartIvs: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class SseInfo(_message.Message):
     __slots__ = ("algorithm", "iv", "wrappedKey", "masterKeyVersion", "customerKeyMD5")
@@ -275,20 +295,22 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner", "objectLockEnabled")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    OBJECTLOCKENABLED_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
     factor: _hdds_pb2.ReplicationFactor
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     owner: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ...) -> None: ...
+    objectLockEnabled: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)
@@ -524,18 +546,20 @@ class RenameKeyResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class DeleteKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "condition", "versionId")
+    __slots__ = ("volume", "bucket", "key", "condition", "versionId", "bypassGovernanceRetention")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
     VERSIONID_FIELD_NUMBER: _ClassVar[int]
+    BYPASSGOVERNANCERETENTION_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
     condition: KeyCondition
     versionId: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., versionId: _Optional[str] = ...) -> None: ...
+    bypassGovernanceRetention: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., versionId: _Optional[str] = ..., bypassGovernanceRetention: _Optional[bool] = ...) -> None: ...
 
 class DeleteKeyResponse(_message.Message):
     __slots__ = ("versionId", "deleteMarker")
@@ -556,6 +580,58 @@ class SetBucketVersioningRequest(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., versioning: _Optional[str] = ...) -> None: ...
 
 class SetBucketVersioningResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PutObjectLockConfigurationRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutObjectLockConfigurationResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PutObjectRetentionRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "versionId", "retention", "bypassGovernanceRetention")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VERSIONID_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_FIELD_NUMBER: _ClassVar[int]
+    BYPASSGOVERNANCERETENTION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    versionId: str
+    retention: bytes
+    bypassGovernanceRetention: bool
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., versionId: _Optional[str] = ..., retention: _Optional[bytes] = ..., bypassGovernanceRetention: _Optional[bool] = ...) -> None: ...
+
+class PutObjectRetentionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PutObjectLegalHoldRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "key", "versionId", "legalHold")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VERSIONID_FIELD_NUMBER: _ClassVar[int]
+    LEGALHOLD_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    key: str
+    versionId: str
+    legalHold: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., versionId: _Optional[str] = ..., legalHold: _Optional[bytes] = ...) -> None: ...
+
+class PutObjectLegalHoldResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 

@@ -265,7 +265,7 @@ _NO_LAYOUT = LayoutVersion(0, 0)
 @dataclass(frozen=True, slots=True)
 class DatanodeAdminProgress:
     """How far a node leaving service has got (the admin monitor's per-node gauges): it may finish only
-    when no container on it is under-replicated or unclosed any more (spec 13)."""
+    when no container on it is under-replicated or unclosed any more (DatanodeAdminMonitorImpl)."""
 
     under_replicated: int = 0
     unclosed: int = 0

@@ -10,8 +10,8 @@ tokens required (hdds.block.token.enabled) a header carries the block's token as
 URL-safe encodedToken an xceiver request carries (absent when there is none: the insecure wire is
 unchanged):
 - WRITE: one block. The header names the block, the pipeline, the checksum settings and `chain`, the
-  members still to reach *after* the receiver, in order (seed 001's routing table). Packets follow, each
-  a frame, its checksums and its data; END closes the block. Every member answers each packet with an
+  members still to reach *after* the receiver, in order (Ozone's RatisHelper.getRoutingTable). Packets follow,
+  each a frame, its checksums and its data; END closes the block. Every member answers each packet with an
   ack once it and every member after it wrote the packet, so acks flow back up the chain pipelined.
 - READ: a range of a committed block. The answer is a reply frame and then exactly the range's bytes,
   sent from the block file with sendfile. A connection may carry any number of reads in turn.

@@ -334,7 +334,7 @@ def command_queue_report_from_proto(
 # ------------------------------------------------------------------ heartbeat
 @guarded("Heartbeat")
 def heartbeat_to_proto(hb: Heartbeat) -> pb.SCMHeartbeatRequestProto:
-    """Seed 001's heartbeat. Empty repeated reports are left out; None reports are not sent.
+    """Ozone's SCMHeartbeatRequestProto. Empty repeated reports are left out; None reports are not sent.
 
     The wire carries one operational state, in datanodeDetails: `hb.persisted_op_state` must be None (not
     reported; then `hb.datanode` must be IN_SERVICE) or equal `hb.datanode.persisted_op_state`.

@@ -76,7 +76,10 @@ from pyozone.protocol.om_records import (
     encode_key,
     encryption_from_proto,
     key_to_proto,
+    legal_hold_from_proto,
+    object_lock_from_proto,
     replication_fields,
+    retention_from_proto,
     volume_to_proto,
 )
 from pyozone.protocol.tokens import token_to_proto
@@ -163,7 +166,7 @@ def bucket_info_from_proto(p: om_pb.BucketInfo) -> BucketInfo:
     return BucketInfo(
         p.volume, p.bucket, p.owner, p.creationTime, p.modificationTime,
         message_replication(p), p.layout or "OBJECT_STORE", p.usedBytes, p.usedNamespace,
-        p.quotaInBytes, p.quotaInNamespace, p.versioning,
+        p.quotaInBytes, p.quotaInNamespace, p.versioning, object_lock_from_proto(p),
     )  # fmt: skip
 
 
@@ -176,7 +179,8 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         message_replication(p), p.objectID,
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
-        version, p.deleteMarker, p.versionSeq, encryption_from_proto(p), p.sseDataKey,
+        version, p.deleteMarker, p.versionSeq, retention_from_proto(p), legal_hold_from_proto(p),
+        encryption_from_proto(p), p.sseDataKey,
     )  # fmt: skip
 
 
@@ -267,11 +271,12 @@ def list_volumes_request(prefix: str, start: str, limit: int) -> om_pb.ListVolum
 
 
 def create_bucket_request(
-    volume: str, bucket: str, replication: str | None, owner: str
+    volume: str, bucket: str, replication: str | None, owner: str, object_lock: bool = False
 ) -> om_pb.CreateBucketRequest:
     return om_pb.CreateBucketRequest(
-        volume=volume, bucket=bucket, owner=owner, **named_replication_fields(replication)
-    )
+        volume=volume, bucket=bucket, owner=owner, objectLockEnabled=object_lock,
+        **named_replication_fields(replication),
+    )  # fmt: skip
 
 
 def info_bucket_request(volume: str, bucket: str) -> om_pb.InfoBucketRequest:
@@ -375,10 +380,35 @@ def rename_key_request(volume: str, bucket: str, key: str, to_key: str) -> om_pb
 
 
 def delete_key_request(
-    volume: str, bucket: str, key: str, condition: KeyCondition | None, version: str = ""
-) -> om_pb.DeleteKeyRequest:
+    volume: str, bucket: str, key: str, condition: KeyCondition | None, version: str = "",
+    bypass: bool = False,
+) -> om_pb.DeleteKeyRequest:  # fmt: skip
     return om_pb.DeleteKeyRequest(
-        volume=volume, bucket=bucket, key=key, condition=key_condition_to_proto(condition), versionId=version
+        volume=volume, bucket=bucket, key=key, condition=key_condition_to_proto(condition), versionId=version,
+        bypassGovernanceRetention=bypass,
+    )  # fmt: skip
+
+
+def put_object_lock_configuration_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutObjectLockConfigurationRequest:
+    return om_pb.PutObjectLockConfigurationRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def put_object_retention_request(
+    volume: str, bucket: str, key: str, version: str, retention: bytes, bypass: bool
+) -> om_pb.PutObjectRetentionRequest:
+    return om_pb.PutObjectRetentionRequest(
+        volume=volume, bucket=bucket, key=key, versionId=version, retention=retention,
+        bypassGovernanceRetention=bypass,
+    )  # fmt: skip
+
+
+def put_object_legal_hold_request(
+    volume: str, bucket: str, key: str, version: str, legal_hold: bytes
+) -> om_pb.PutObjectLegalHoldRequest:
+    return om_pb.PutObjectLegalHoldRequest(
+        volume=volume, bucket=bucket, key=key, versionId=version, legalHold=legal_hold
     )
 
 

@@ -24,6 +24,7 @@ from pyozone.hdds.om_records import (
     VolumeRecord,
     pairs,
 )
+from pyozone.hdds.s3_object_lock import DefaultRetention, ObjectLockConfiguration, Retention, RetentionMode
 from pyozone.hdds.s3_versions import BucketVersioning
 from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
@@ -119,6 +120,8 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         quotaInNamespace=b.quota_namespace,
         acls=acls_to_proto(b.acls),
         versioning=b.versioning.value,
+        objectLockEnabled=b.object_lock is not None,
+        defaultRetention=default_retention_to_proto(b.object_lock),
         sseDefault=b.sse_default,
         **replication_fields(b.replication),
     )
@@ -139,8 +142,34 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         p.quotaInNamespace,
         acls_from_proto(p.acls, "acls"),
         BucketVersioning.of(p.versioning),
+        object_lock_from_proto(p),
         p.sseDefault,
     )
+
+
+def default_retention_to_proto(lock: ObjectLockConfiguration | None) -> om_pb.DefaultRetention | None:
+    if lock is None or lock.default is None:
+        return None
+    d = lock.default
+    return om_pb.DefaultRetention(mode=d.mode.value, days=d.days, years=d.years)
+
+
+def object_lock_from_proto(p: om_pb.BucketInfo) -> ObjectLockConfiguration | None:
+    """A BucketInfo's Object Lock (hdds/s3_object_lock.py); None: not enabled."""
+    if not p.objectLockEnabled:
+        return None
+    if not p.HasField("defaultRetention"):
+        return ObjectLockConfiguration()
+    d = p.defaultRetention
+    return ObjectLockConfiguration(DefaultRetention(RetentionMode(d.mode), d.days, d.years))
+
+
+def retention_from_proto(p: om_pb.KeyInfo) -> Retention | None:
+    return Retention(RetentionMode(p.retentionMode), p.retainUntilMs) if p.retentionMode else None
+
+
+def legal_hold_from_proto(p: om_pb.KeyInfo) -> bool | None:
+    return p.legalHold == "ON" if p.legalHold else None
 
 
 # ------------------------------------------------------------------ keys
@@ -188,6 +217,11 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         deleteMarker=k.delete_marker,
         **replication_fields(k.replication),
     )
+    if k.retention is not None:
+        p.retentionMode = k.retention.mode.value
+        p.retainUntilMs = k.retention.until_ms
+    if k.legal_hold is not None:
+        p.legalHold = "ON" if k.legal_hold else "OFF"
     if with_blocks:
         add = p.locations.add
         for b in k.blocks:
@@ -271,6 +305,8 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.versionSeq,
         p.versioned,
         p.deleteMarker,
+        retention_from_proto(p),
+        legal_hold_from_proto(p),
         encryption_from_proto(p),
     )
 

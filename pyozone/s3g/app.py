@@ -25,6 +25,7 @@ from pyozone.s3g import (
     buckets,
     listing,
     multipart,
+    object_lock,
     objects,
     ownership,
     policy,
@@ -100,6 +101,12 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.COMPLETE_MULTIPART_UPLOAD: multipart.complete_multipart_upload,
     Operation.ABORT_MULTIPART_UPLOAD: multipart.abort_multipart_upload,
     Operation.LIST_PARTS: multipart.list_parts,
+    Operation.GET_OBJECT_LOCK_CONFIGURATION: object_lock.get_object_lock_configuration,
+    Operation.PUT_OBJECT_LOCK_CONFIGURATION: object_lock.put_object_lock_configuration,
+    Operation.GET_OBJECT_RETENTION: object_lock.get_object_retention,
+    Operation.PUT_OBJECT_RETENTION: object_lock.put_object_retention,
+    Operation.GET_OBJECT_LEGAL_HOLD: object_lock.get_object_legal_hold,
+    Operation.PUT_OBJECT_LEGAL_HOLD: object_lock.put_object_legal_hold,
 }
 
 GATEWAY = web.AppKey("gateway", Gateway)

@@ -9,8 +9,10 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import BucketInfo
+from pyozone.hdds.s3_object_lock import VERSIONING_LOCKED
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.lock_headers import bucket_lock_requested
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
@@ -61,6 +63,7 @@ async def list_buckets(s3: S3Request) -> web.Response:
 async def create_bucket(s3: S3Request) -> web.Response:
     """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
     names are global: another user's bucket is BucketAlreadyExists."""
+    lock = bucket_lock_requested(s3.headers)  # created versioned with S3 Object Lock (om/object_lock.py)
     body = await s3.body.read_all()
     if body.strip():
         config = xml.parse(body, "CreateBucketConfiguration")
@@ -70,7 +73,9 @@ async def create_bucket(s3: S3Request) -> web.Response:
     # a new bucket of an old name: not the old one's CORS rules (R29's N2), policy or owner
     with s3.gateway.cors.forgetting(s3.bucket), s3.gateway.policies.forgetting(s3.bucket):
         try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
-            await s3.gateway.client.create_bucket(s3.gateway.volume, s3.bucket, owner=s3.user)
+            await s3.gateway.client.create_bucket(
+                s3.gateway.volume, s3.bucket, owner=s3.user, object_lock=lock
+            )
         except OzoneClientError as e:
             error = s3_error(e, BucketName=s3.bucket)
             if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
@@ -161,7 +166,7 @@ async def put_bucket_versioning(s3: S3Request) -> web.Response:
     """Status Enabled or Suspended (a bucket once versioned never goes back to unversioned: no Status says
     so); MfaDelete Enabled is NotImplemented (no MFA devices), Disabled what every bucket is. OM keeps the
     state with the bucket and checks ownership again (om/versions.py)."""
-    await owned_bucket(s3)
+    bucket = await owned_bucket(s3)
     config = xml.parse(await s3.body.read_all(), "VersioningConfiguration")
     status = config.findtext("Status")
     mfa = config.findtext("MfaDelete")
@@ -169,6 +174,8 @@ async def put_bucket_versioning(s3: S3Request) -> web.Response:
         raise S3Error(S3ErrorCode.MalformedXML)
     if mfa == "Enabled":
         raise S3Error(S3ErrorCode.NotImplemented, "MFA delete is not implemented.")
+    if bucket.object_lock is not None and status == "Suspended":  # OM refuses it too
+        raise S3Error(S3ErrorCode.InvalidBucketState, VERSIONING_LOCKED, BucketName=s3.bucket)
     if status is not None:
         try:
             await s3.gateway.client.om.set_bucket_versioning(s3.gateway.volume, s3.bucket, status)

@@ -40,6 +40,7 @@ class S3ErrorCode(Enum):
     InvalidAccessKeyId = (403, "The AWS access key Id you provided does not exist in our records.")
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
+    InvalidBucketState = (409, "The request is not valid with the current state of the bucket.")
     InvalidEncryptionAlgorithmError = (400, "The encryption request you specified is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
     InvalidPolicyDocument = (
@@ -72,6 +73,7 @@ class S3ErrorCode(Enum):
     NoSuchBucketPolicy = (404, "The bucket policy does not exist")
     NoSuchPublicAccessBlockConfiguration = (404, "The public access block configuration was not found")
     NoSuchKey = (404, "The specified key does not exist.")
+    NoSuchObjectLockConfiguration = (404, "The specified object does not have a ObjectLock configuration")
     NoSuchLifecycleConfiguration = (404, "The lifecycle configuration does not exist")
     NoSuchVersion = (404, "The specified version does not exist.")
     NoSuchTagSet = (404, "The TagSet does not exist.")
@@ -80,6 +82,7 @@ class S3ErrorCode(Enum):
         "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart "
         "upload might have been aborted or completed.",
     )
+    ObjectLockConfigurationNotFoundError = (404, "Object Lock configuration does not exist for this bucket")
     NotImplemented = (501, "A header you provided implies functionality that is not implemented.")
     PreconditionFailed = (412, "At least one of the preconditions you specified did not hold.")
     QuotaExceeded = (  # Ozone's S3ErrorTable.QUOTA_EXCEEDED

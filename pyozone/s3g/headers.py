@@ -125,11 +125,6 @@ def check_header_value(name: str, value: str) -> None:
         )
 
 
-OBJECT_LOCK_HEADERS = (
-    "x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold"
-)  # fmt: skip
-"""Retention asked of an object: no bucket has Object Lock, so Amazon's answer for a bucket without it."""
-BUCKET_OBJECT_LOCK = "x-amz-bucket-object-lock-enabled"
 OBJECT_OWNERSHIP = "x-amz-object-ownership"
 BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
 """The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
@@ -141,7 +136,6 @@ FULL_OBJECT = "FULL_OBJECT"
 NOT_IMPLEMENTED_HEADERS = {
     "x-amz-website-redirect-location": "Website redirects",
     "x-amz-mfa": "MFA delete",
-    "x-amz-bypass-governance-retention": "Object Lock",
     "x-amz-write-offset-bytes": "Appends",
     "x-amz-mp-object-size": "Object size checks of multipart uploads",
 }
@@ -188,11 +182,10 @@ lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization o
 def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str], sse: bool = False) -> None:
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
-    ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
-    it has WORM), website redirects and the like (NOT_IMPLEMENTED_HEADERS). A
-    single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
-    would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS. `sse`:
-    the operation reads the encryption headers itself (s3g/sse.py)."""
+    ACL grants (pyozone has no S3 ACLs: everything is `private`), website redirects and the like
+    (NOT_IMPLEMENTED_HEADERS). A single-valued header (SINGLE_VALUED, every x-amz-* but user metadata)
+    sent twice is refused (which one would count?), and so is an x-amz-* header moved into the query
+    string, but for QUERY_HEADERS. `sse`: the operation reads the encryption headers itself (s3g/sse.py)."""
     for name in query:
         lower = name.lower()
         if lower.startswith("x-amz-") and lower not in SIGV4_QUERY and lower not in QUERY_HEADERS:
@@ -212,8 +205,6 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({name}) is not implemented.")
         if name.startswith(GRANT_HEADERS):
             raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({name}) are not implemented.")
-        if name in OBJECT_LOCK_HEADERS:
-            raise S3Error(S3ErrorCode.InvalidRequest, "Bucket is missing Object Lock Configuration")
         if name in NOT_IMPLEMENTED_HEADERS:
             raise S3Error(
                 S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
@@ -224,8 +215,6 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             S3ErrorCode.NotImplemented,
             f"The canned ACL {acl!r} is not implemented; only private and bucket-owner-full-control.",
         )
-    if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
-        raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
     if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):
         raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
     ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)

@@ -39,6 +39,7 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
+from pyozone.s3g.lock_headers import lock_metadata
 from pyozone.s3g.numbers import decimal
 from pyozone.s3g.objects import (
     checksum_headers,
@@ -125,7 +126,7 @@ def _upload_checksum(headers: Mapping[str, str]) -> tuple[ChecksumAlgorithm, str
 
 
 async def create_multipart_upload(s3: S3Request) -> web.Response:
-    metadata = object_metadata(s3.headers)
+    metadata = object_metadata(s3.headers) | lock_metadata(s3.headers)
     headers = {}
     if (checksum := _upload_checksum(s3.headers)) is not None:
         algorithm, checksum_type = checksum

@@ -39,6 +39,7 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
+from pyozone.s3g.lock_headers import bypass_governance, lock_headers, lock_metadata
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.parts import PARTS_COUNT, check_part_number, checksum_type, part_span
 from pyozone.s3g.request import S3Request
@@ -90,7 +91,7 @@ async def put_object(s3: S3Request) -> web.Response:
     size = s3.body.require_length()
     if size is not None and size > MAX_PUT_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PUT_BYTES), ProposedSize=str(size))
-    metadata = object_metadata(s3.headers)
+    metadata = object_metadata(s3.headers) | lock_metadata(s3.headers)
     tags = tagging_header(s3.headers.get("x-amz-tagging"))
     condition = write_condition(s3.headers)
     encryption = sse.requested(s3)
@@ -131,6 +132,7 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers["Last-Modified"] = xml.http_time(info.modification_time)
     headers["Accept-Ranges"] = "bytes"
     headers.update(version_headers(info))
+    headers.update(lock_headers(info))
     headers.update(sse.answer_headers(info.encryption))
     if info.tags:
         headers["x-amz-tagging-count"] = str(len(info.tags))
@@ -331,9 +333,10 @@ async def delete_object(s3: S3Request) -> web.Response:
         raise S3Error(
             S3ErrorCode.NotImplemented, "A conditional DeleteObject of a versionId is not implemented."
         )
+    bypass = bool(version) and await bypass_governance(s3, s3.key)
     try:
         version_id, marker = await s3.gateway.client.delete_key(
-            s3.gateway.volume, s3.bucket, s3.key, condition, version
+            s3.gateway.volume, s3.bucket, s3.key, condition, version, bypass
         )
     except OzoneClientError as e:
         error = conditional_error(e, s3)
@@ -431,6 +434,7 @@ async def copy_object(s3: S3Request) -> web.Response:
                           "allowable size for a copy source: 5368709120")  # fmt: skip
         keep = {k: v for k, v in source.metadata.items() if k.startswith(CHECKSUM_PREFIX)}
         metadata = dict(source.metadata) if directive == "COPY" else {**object_metadata(s3.headers), **keep}
+        metadata |= lock_metadata(s3.headers)  # the copy's own retention; never the source's
         tags = dict(source.tags) if tagging == "COPY" else tagging_header(s3.headers.get("x-amz-tagging"))
         try:
             out = await s3.gateway.client.create_key(
@@ -487,9 +491,10 @@ async def delete_objects(s3: S3Request) -> web.Response:
         if await policy.key_denied(s3.gateway, s3.bucket, key, version, s3.user, values):
             results.append(_delete_error(key, version_el, S3Error(S3ErrorCode.AccessDenied)))
             continue
+        bypass = bool(version) and await bypass_governance(s3, key)
         try:
             version_id, marker = await client.delete_key(
-                s3.gateway.volume, s3.bucket, key, version=version or ""
+                s3.gateway.volume, s3.bucket, key, version=version or "", bypass_governance=bypass
             )
         except OzoneClientError as e:
             error = s3_error(e, Key=key)

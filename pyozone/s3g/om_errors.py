@@ -33,6 +33,14 @@ _WITH_MESSAGE = (S3ErrorCode.InvalidBucketName, S3ErrorCode.InvalidArgument, S3E
 no more than S3's words."""
 
 
+_NAMED_BY_OM = frozenset(
+    {S3ErrorCode.InvalidArgument, S3ErrorCode.InvalidRequest, S3ErrorCode.InvalidBucketState,
+     S3ErrorCode.MalformedXML, S3ErrorCode.MethodNotAllowed}
+)  # fmt: skip
+"""S3 codes OM names itself in an INVALID_REQUEST's message ("Code: words"): the S3 documents and rules it
+checks with the kernel's models (om/bucket_documents.py, om/object_lock.py)."""
+
+
 def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
     """The S3 error for a client failure; the OM message is kept where S3 has a place for it."""
     if isinstance(e, CommitOutcomeUnknown):  # the PUT may have been written: neither 200 nor NoSuchKey
@@ -40,6 +48,10 @@ def s3_error(e: OzoneClientError, **extra: str) -> S3Error:
     if isinstance(e, OMUnavailableError):
         return S3Error(S3ErrorCode.ServiceUnavailable)
     if isinstance(e, OMException):
+        name, sep, words = e.message.partition(": ")
+        named = S3ErrorCode.__members__.get(name) if e.result == "INVALID_REQUEST" and sep else None
+        if named in _NAMED_BY_OM:
+            return S3Error(named, words, **extra)
         code = _BY_RESULT.get(e.result)
         if code is not None:
             return S3Error(code, e.message if code in _WITH_MESSAGE else None, **extra)

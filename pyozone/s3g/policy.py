@@ -97,6 +97,10 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.UPLOAD_PART: "s3:PutObject", _O.UPLOAD_PART_COPY: "s3:PutObject",
         _O.COMPLETE_MULTIPART_UPLOAD: "s3:PutObject", _O.ABORT_MULTIPART_UPLOAD: "s3:AbortMultipartUpload",
         _O.LIST_PARTS: "s3:ListMultipartUploadParts",
+        _O.GET_OBJECT_LOCK_CONFIGURATION: "s3:GetBucketObjectLockConfiguration",
+        _O.PUT_OBJECT_LOCK_CONFIGURATION: "s3:PutBucketObjectLockConfiguration",
+        _O.GET_OBJECT_RETENTION: "s3:GetObjectRetention", _O.PUT_OBJECT_RETENTION: "s3:PutObjectRetention",
+        _O.GET_OBJECT_LEGAL_HOLD: "s3:GetObjectLegalHold", _O.PUT_OBJECT_LEGAL_HOLD: "s3:PutObjectLegalHold",
     }
 )  # fmt: skip
 """Each operation's action ("Actions, resources, and condition keys for Amazon S3"); its resource is the
@@ -330,6 +334,26 @@ def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str, str] | None:
     bucket, _, key = unquote(path).lstrip("/").partition("/")
     version = query.partition("=")[2] if query.startswith("versionId=") else ""
     return (bucket, key, version) if bucket and key else None
+
+
+async def grants_bypass(
+    gateway: Gateway,
+    http: web.Request,
+    headers: CIMultiDictProxy[str],
+    where: Target,
+    key: str,
+    user: str,
+) -> bool:
+    """Whether `user` may bypass S3 Object Lock's GOVERNANCE retention on `key` of the request's bucket
+    (s3:BypassGovernanceRetention): the bucket's owner unless its policy denies it, anyone else where the
+    policy allows it. OM decides again by its own ACLs (om/access.py: the owner or an administrator)."""
+    assert where.bucket is not None
+    values = condition_values(http, headers, where.query, user)
+    resource = object_arn(where.bucket, key)
+    decided = await _decide(gateway, where.bucket, "s3:BypassGovernanceRetention", resource, user, values)
+    if decided.decision is Decision.DENY:
+        return False
+    return decided.decision is Decision.ALLOW or user == decided.owner
 
 
 async def key_denied(

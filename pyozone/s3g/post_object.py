@@ -57,6 +57,7 @@ SUCCESS_STATUS = "success_action_status"
 SUCCESS_REDIRECT = "success_action_redirect"
 TAGGING = "tagging"
 CHECKSUM_FIELD = "x-amz-checksum-"
+OBJECT_LOCK_FIELD = "x-amz-object-lock-"
 
 
 async def post_object(
@@ -92,6 +93,10 @@ async def post_object(
     if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
         raise S3Error(
             S3ErrorCode.NotImplemented, "x-amz-checksum-* fields on POST Object are not implemented."
+        )
+    if any(name.lower().startswith(OBJECT_LOCK_FIELD) for name in fields):  # never stored without its lock
+        raise S3Error(
+            S3ErrorCode.NotImplemented, "x-amz-object-lock-* fields on POST Object are not implemented."
         )
     target = Target(where.bucket, key, where.query)
     s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields)

@@ -40,6 +40,8 @@ class Operation(Enum):
     GET_BUCKET_OWNERSHIP_CONTROLS = "GetBucketOwnershipControls"
     PUT_BUCKET_OWNERSHIP_CONTROLS = "PutBucketOwnershipControls"
     DELETE_BUCKET_OWNERSHIP_CONTROLS = "DeleteBucketOwnershipControls"
+    GET_OBJECT_LOCK_CONFIGURATION = "GetObjectLockConfiguration"
+    PUT_OBJECT_LOCK_CONFIGURATION = "PutObjectLockConfiguration"
     OPTIONS_OBJECT = "OptionsObject"
     """A browser's CORS preflight, to any bucket or key URL whatever its query: app.serve answers it
     before any other routing, unauthenticated (bucket_cors.py)."""
@@ -61,6 +63,10 @@ class Operation(Enum):
     DELETE_OBJECT_TAGGING = "DeleteObjectTagging"
     GET_OBJECT_ACL = "GetObjectAcl"
     PUT_OBJECT_ACL = "PutObjectAcl"
+    GET_OBJECT_RETENTION = "GetObjectRetention"
+    PUT_OBJECT_RETENTION = "PutObjectRetention"
+    GET_OBJECT_LEGAL_HOLD = "GetObjectLegalHold"
+    PUT_OBJECT_LEGAL_HOLD = "PutObjectLegalHold"
     CREATE_MULTIPART_UPLOAD = "CreateMultipartUpload"
     UPLOAD_PART = "UploadPart"
     UPLOAD_PART_COPY = "UploadPartCopy"
@@ -126,18 +132,27 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
     {"website", "replication", "logging", "notification",
-     "object-lock", "requestPayment", "accelerate", "analytics",
-     "inventory", "metrics", "intelligent-tiering", "retention", "legal-hold", "torrent", "restore",
+     "requestPayment", "accelerate", "analytics",
+     "inventory", "metrics", "intelligent-tiering", "torrent", "restore",
      "select"}
 )  # fmt: skip
 
 
 def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    if "attributes" in q:  # an object's subresource (R31's F2: GET ?attributes was a listing)
-        raise S3Error(
-            S3ErrorCode.NotImplemented, "The attributes subresource is not implemented on a bucket."
-        )
+    for name in ("attributes", "retention", "legal-hold"):  # an object's (R31's F2: GET ?attributes listed)
+        if name in q:
+            raise S3Error(
+                S3ErrorCode.NotImplemented, f"The {name} subresource is not implemented on a bucket."
+            )
+    if "object-lock" in q:
+        if method in ("GET", "PUT"):
+            return (
+                Operation.GET_OBJECT_LOCK_CONFIGURATION
+                if method == "GET"
+                else Operation.PUT_OBJECT_LOCK_CONFIGURATION
+            )
+        raise S3Error(S3ErrorCode.MethodNotAllowed)
     if method == "GET":
         if "location" in q:
             return Operation.GET_BUCKET_LOCATION
@@ -211,8 +226,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
-    for name in ("cors", "lifecycle", "policy", "policyStatus", "publicAccessBlock", "ownershipControls",
-                 "encryption"):  # fmt: skip
+    for name in (
+        "cors", "lifecycle", "policy", "policyStatus", "publicAccessBlock", "ownershipControls",
+        "object-lock", "encryption",
+    ):  # fmt: skip
         if name in q:  # a bucket's subresources: as refused as before they were ones
             message = f"The {name} subresource is not implemented on an object."
             raise S3Error(S3ErrorCode.NotImplemented, message)
@@ -220,6 +237,14 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
         if method in ("GET", "PUT"):
             return Operation.GET_OBJECT_ACL if method == "GET" else Operation.PUT_OBJECT_ACL
         raise S3Error(S3ErrorCode.MethodNotAllowed)
+    for name, get, put in (
+        ("retention", Operation.GET_OBJECT_RETENTION, Operation.PUT_OBJECT_RETENTION),
+        ("legal-hold", Operation.GET_OBJECT_LEGAL_HOLD, Operation.PUT_OBJECT_LEGAL_HOLD),
+    ):
+        if name in q:
+            if method in ("GET", "PUT"):
+                return get if method == "GET" else put
+            raise S3Error(S3ErrorCode.MethodNotAllowed)
     if "attributes" in q and method != "GET":  # GetObjectAttributes alone (R31's F2: a PUT overwrote)
         raise S3Error(S3ErrorCode.MethodNotAllowed)
     if method == "GET":
@@ -254,8 +279,10 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
 
 
 VERSIONED = frozenset(
-    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES}
-)
+    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES,
+     Operation.GET_OBJECT_RETENTION, Operation.PUT_OBJECT_RETENTION, Operation.GET_OBJECT_LEGAL_HOLD,
+     Operation.PUT_OBJECT_LEGAL_HOLD}
+)  # fmt: skip
 """The object operations that act on the version a `versionId` names (objects.py)."""
 
 

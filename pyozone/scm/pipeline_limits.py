@@ -1,8 +1,10 @@
-"""The Ratis pipeline limits (spec 3.6, 6.3): the one definition SCM, the simulator and the planners use.
+"""The Ratis pipeline limits (SCMNodeManager, RatisPipelineProvider): the one definition SCM, the simulator
+and the planners use.
 
-Per datanode (spec 3.6): the fixed limit L if L > 0, else ozone.scm.pipeline.per.metadata.disk x the node's
-metadata volumes, and 0 for a node with no healthy volume. A datanode already in that many non-closed
-RATIS/THREE pipelines takes no more (placement asks NodeManager.pipeline_limit, which asks this module).
+Per datanode (SCMNodeManager.pipelineLimit): the fixed limit L if L > 0, else
+ozone.scm.pipeline.per.metadata.disk x the node's metadata volumes, and 0 for a node with no healthy volume. A
+datanode already in that many non-closed RATIS/THREE pipelines takes no more (placement asks
+NodeManager.pipeline_limit, which asks this module).
 
 Cluster level, for RATIS/THREE only:
 1. fixed per-datanode limit L > 0: allowed = floor(L x healthy in-service nodes / 3); the global cap is

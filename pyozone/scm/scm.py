@@ -6,7 +6,7 @@ simulator drive this same object.
 
 Its ScmContext says whether it leads (a lone SCM always does, in term 0). A follower of an HA service
 takes every registration and report into its views (replicas, node health, pipeline leaders) but moves
-no record, sends no command and runs none of the leader's services (spec 3.4; design S1).
+no record, sends no command and runs none of the leader's services (SCMNodeManager; design S1).
 """
 
 from __future__ import annotations
@@ -189,7 +189,8 @@ class StorageContainerManager:
         self.events.fire(SCMEvent.STATEMACHINE_READY, True)
 
     def _replication_healthy(self, container_id: int) -> bool:
-        """Block deletion waits until the Replication Manager finds the container HEALTHY (spec 8.2)."""
+        """Block deletion waits until the Replication Manager finds the container HEALTHY
+        (DeletedBlockLogImpl.getTransactions)."""
         if self.containers.find(container_id) is None:
             return False
         return self.replication.check_container_status(container_id) is ContainerHealthState.HEALTHY
@@ -235,7 +236,7 @@ class StorageContainerManager:
         ]
 
     def services_ready(self) -> bool:
-        """The ready leader, out of safe mode, both for hdds.scm.wait.time.after.safemode.exit (spec 9.4):
+        """The ready leader, out of safe mode, both for hdds.scm.wait.time.after.safemode.exit:
         the Replication Manager, block deletion and the pipeline scrubber run only then. The wait counts
         from the later of safe mode's exit and this SCM becoming the ready leader, as Ozone's services
         count it from their last PAUSING to RUNNING (ReplicationManager.notifyStatusChanged,
@@ -286,7 +287,7 @@ class StorageContainerManager:
         return RegisteredNode(self.cluster_id, details.uuid, info.details.network_location)
 
     def heartbeat(self, hb: Heartbeat) -> list[SCMCommand]:
-        """Seed 001's heartbeat: reports in, queued commands out (spec 3.4, 4)."""
+        """SCMHeartbeatRequestProto: reports in, queued commands out (SCMDatanodeHeartbeatDispatcher)."""
         dn = hb.datanode.uuid
         if not self.nodes.is_registered(dn):
             return self.nodes.process_heartbeat(dn)
@@ -305,7 +306,7 @@ class StorageContainerManager:
         if hb.container_actions:
             self.container_actions.process_actions(dn, hb.container_actions)
         if hb.command_status_reports and self.context.is_leader():
-            # ACKs of delete transactions count on the leader only (spec 8.5, DeletedBlockLogImpl.onMessage)
+            # ACKs of delete transactions count on the leader only (DeletedBlockLogImpl.onMessage)
             self.deleted_blocks.process_command_status(dn, hb.command_status_reports)
         commands = self.nodes.process_heartbeat(
             dn,

@@ -5,8 +5,8 @@ member of, its persisted operational state, and the reports it owes SCM on its n
 
 Commands are taken by the real datanode's rules (pyozone/datanode/command_admission.py): an older SCM
 term, a passed deadline or a full queue drops them, and the command queue report SCM throttles on counts
-what waits. Replication is push-based, as in Ozone (spec 12): a replicateContainerCommand goes to a
-source, which copies its replica to the named target. A reconstructECContainersCommand goes to its
+what waits. Replication is push-based, as in Ozone (ReplicationSupervisor): a replicateContainerCommand goes
+to a source, which copies its replica to the named target. A reconstructECContainersCommand goes to its
 coordinator (a target), which reads `data` sources and writes the missing indexes to the targets; as
 on a real datanode the new replicas are reported once CLOSED (RECOVERING ones are not reported).
 Replications and reconstructions wait, NORMAL before LOW, for the datanode's replication workers, which
@@ -296,7 +296,8 @@ class SimDatanode:
                 self.set_replica(replace(replica, state=ReplicaState.QUASI_CLOSED))
 
     def _close_container(self, command: CloseContainerCommand) -> None:
-        """Spec 7.2: close through Ratis when in the pipeline, else force closes, else quasi-closes."""
+        """CloseContainerCommandHandler: close through Ratis when in the pipeline, else force closes, else
+        quasi-closes."""
         replica = self.replicas.get(command.container_id)
         if replica is None or replica.state in (ReplicaState.CLOSED, ReplicaState.UNHEALTHY):
             return

@@ -24,7 +24,7 @@ SECOND = 1_000
 MINUTE = 60 * SECOND
 MB = 1 << 20
 
-# Defaults the tests reason about (spec 2.1): heartbeat 30s, check every 3s, stale 5m, dead 10m.
+# Defaults the tests reason about (ozone-default.xml): heartbeat 30s, check every 3s, stale 5m, dead 10m.
 HEARTBEAT = 30 * SECOND
 CHECK = 3 * SECOND
 
@@ -84,10 +84,12 @@ def three_counts_per_node(scm: StorageContainerManager) -> Counter:
 
 
 def assert_three_invariants(scm: StorageContainerManager) -> None:
-    """Spec 6.3/6.4 invariants of RATIS/THREE pipelines that hold whatever the registration order.
+    """RatisPipelineProvider/PipelinePlacementPolicy invariants of RATIS/THREE pipelines that hold whatever
+    the registration order.
 
     * every pipeline has 3 distinct members;
-    * a node's non-closed RATIS/THREE pipelines never exceed its pipeline limit (spec 3.6);
+    * a node's non-closed RATIS/THREE pipelines never exceed its pipeline limit
+      (SCMNodeManager.pipelineLimit);
     * with a fixed limit L > 0, non-closed pipelines never exceed floor(L x H / 3), H = IN_SERVICE+HEALTHY.
     """
     pipelines = live(scm)
@@ -102,8 +104,8 @@ def assert_three_invariants(scm: StorageContainerManager) -> None:
 
 
 def assert_creator_filled(scm: StorageContainerManager) -> None:
-    """The background creator fills up to the limits (spec 6.5): either the cluster-level cap is reached,
-    or fewer than 3 healthy nodes still have a free slot (single-rack clusters)."""
+    """The background creator fills up to the limits (BackgroundPipelineCreator): either the cluster-level cap
+    is reached, or fewer than 3 healthy nodes still have a free slot (single-rack clusters)."""
     limit = scm.conf.get("ozone.scm.datanode.pipeline.limit")
     healthy = [i.uuid for i in scm.nodes.healthy_in_service()]
     counts = three_counts_per_node(scm)

@@ -1,5 +1,5 @@
-"""Block deletion through the whole core (spec 8, 9.4): deleteBlocks -> transaction -> SCMBlockDeletingService
--> deleteBlocksCommand to every replica -> EXECUTED ACKs -> purge."""
+"""Block deletion through the whole core (DeletedBlockLogImpl, SCMBlockDeletingService): deleteBlocks ->
+transaction -> SCMBlockDeletingService -> deleteBlocksCommand to every replica -> EXECUTED ACKs -> purge."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ BUG_SEPARATE_LOG = (
     "StorageContainerManager passes in is falsy and BlockManager builds a second, private DeletedBlockLog. "
     "scm.blocks.delete_blocks() writes there, while SCMBlockDeletingService reads scm.deleted_blocks, whose "
     "in-memory tx-id index never sees the new transactions (until an SCM restart reloads the table): no "
-    "deleteBlocksCommand is ever sent (spec 8.1-8.3)"
+    "deleteBlocksCommand is ever sent"
 )
 
 
@@ -61,7 +61,8 @@ def _run_deletion_flow(c, sim, add_transactions) -> None:
     (open_tx,) = add_transactions({open_cid: [b.local_id for b in open_blocks] or [999_999]})
     assert set(scm.deleted_blocks.transaction_ids()) == {closed_tx, open_tx}
 
-    # Nothing is sent before the service may run (out of safe mode for the wait time, spec 8.3).
+    # Nothing is sent before the service may run (out of safe mode for
+    # hdds.scm.wait.time.after.safemode.exit).
     sim.advance_to(c, ready_at - sim.SECOND)
     assert all(c.datanodes[dn].executed.get(DELETE, 0) == 0 for dn in c.datanodes)
 
@@ -97,7 +98,7 @@ def test_delete_blocks_reach_every_replica_and_are_purged(sim):
     c = sim.cluster(5, OVERRIDES)
 
     def through_block_manager(container_blocks):
-        # What OM does: deleteBlocks with block ids; one transaction per container (spec 8.1).
+        # What OM does: deleteBlocks with block ids; one transaction per container (BlockManagerImpl).
         ids = [BlockID(cid, lid) for cid, lids in container_blocks.items() for lid in lids]
         return c.scm.blocks.delete_blocks(ids)
 

@@ -1,5 +1,6 @@
 """Container lifecycle through the whole core: full -> CLOSE_CONTAINER -> lease -> close commands -> ICRs
--> CLOSED (spec 7.2, 7.3); a lost pipeline member -> CLOSED (Ratis close) or QUASI_CLOSED (no Ratis group)."""
+-> CLOSED (CloseContainerEventHandler); a lost pipeline member -> CLOSED (Ratis close) or QUASI_CLOSED (no
+Ratis group)."""
 
 from __future__ import annotations
 
@@ -128,7 +129,8 @@ def test_killed_member_closes_pipeline_and_container_closes_through_ratis(sim):
 
 def test_killed_member_pipeline_gone_before_the_lease_quasi_closes(sim):
     """Default lease (150s) outlasts the dead interval: the pipeline is removed when the node is DEAD, the
-    live members drop the Ratis group, and a non-forced close outside the group quasi-closes (spec 7.2)."""
+    live members drop the Ratis group, and a non-forced close outside the group quasi-closes
+    (CloseContainerCommandHandler)."""
     c, cid, pid, victim, live = _open_container_with_a_killed_member(sim, {})
     scm = c.scm
     assert scm.conf.get("ozone.scm.close.container.wait.duration") == 150 * sim.SECOND
@@ -176,7 +178,8 @@ def test_a_failed_pipeline_quasi_closes_its_replicas_at_once_not_at_the_scrub(si
 
 
 def test_writes_skip_closed_pipelines_and_recover_once_a_new_one_opens(sim):
-    """Spec 6.7: only OPEN pipelines take blocks; with none, SCM creates one and the caller retries."""
+    """WritableRatisContainerProvider: only OPEN pipelines take blocks; with none, SCM creates one and the
+    caller retries."""
     c = sim.cluster(5)
     scm = c.scm
     sim.leave_safe_mode(c)

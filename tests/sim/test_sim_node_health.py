@@ -1,4 +1,5 @@
-"""Node health through the whole core (spec 3.1-3.3, 15.12): kill, restart, partition, heal, slow."""
+"""Node health through the whole core (NodeStateManager and the node handlers): kill, restart, partition,
+heal, slow."""
 
 from __future__ import annotations
 

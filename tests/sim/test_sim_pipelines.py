@@ -1,4 +1,5 @@
-"""Pipeline counts under the limits (spec 6.3-6.5) and the scrubber (spec 6.6), through the whole core."""
+"""Pipeline counts under the limits (RatisPipelineProvider, BackgroundPipelineCreator) and the scrubber,
+through the whole core."""
 
 from __future__ import annotations
 

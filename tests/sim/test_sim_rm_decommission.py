@@ -1,6 +1,6 @@
-"""Decommission and maintenance through the whole core on virtual time (spec 13): the admin command only
-flips the operational state; the datanode persists it, the Replication Manager copies replicas away
-within its throttles, and the admin monitor completes the workflow once nothing depends on the node.
+"""Decommission and maintenance through the whole core on virtual time (DatanodeAdminMonitorImpl): the admin
+command only flips the operational state; the datanode persists it, the Replication Manager copies replicas
+away within its throttles, and the admin monitor completes the workflow once nothing depends on the node.
 Every tick asserts the throttles and that no container drops below its minimum."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def test_two_nodes_decommissioned_without_any_container_below_its_minimum():
     data = written(c)
 
     def never_below_minimum() -> None:
-        # Spec 10.4: decommissioning copies still exist and are readable until the node is gone, so
-        # a RATIS/THREE container's three healthy copies must exist at all times: no copy is
+        # RatisContainerReplicaCount: decommissioning copies still exist and are readable until the node is
+        # gone, so a RATIS/THREE container's three healthy copies must exist at all times: no copy is
         # removed before its replacement is in.
         for cid in data:
             assert live_closed_replicas(c, cid, HOLDING) >= 3, cid
@@ -91,7 +91,7 @@ def test_maintenance_keeps_the_minimum_in_service_and_survives_the_nodes_dying()
 
     def in_service_minimum() -> None:
         # A node may be IN_MAINTENANCE only while every container it holds keeps `minimum` copies on
-        # IN_SERVICE nodes (spec 10.4): maintenance copies are only expected back.
+        # IN_SERVICE nodes (RatisContainerReplicaCount): maintenance copies are only expected back.
         for dn in (a, b):
             if op_state(c, dn) is Op.IN_MAINTENANCE:
                 for cid in c.scm.nodes.containers(dn):

@@ -83,9 +83,9 @@ def live_closed_replicas(c: SimCluster, cid: int, op_states: tuple[NodeOperation
 
 
 def assert_throttles(c: SimCluster) -> None:
-    """Spec 10.7 at this instant: no datanode has more replication queued than its limit (SCM's count and
-    the datanode's real queue), and pending ADDs are within the cluster in-flight limit (a hard cap: the
-    sender refuses a command that would pass it, see docs/differences.md)."""
+    """ReplicationManager's throttling at this instant: no datanode has more replication queued than its limit
+    (SCM's count and the datanode's real queue), and pending ADDs are within the cluster in-flight limit (a
+    hard cap: the sender refuses a command that would pass it, see docs/differences.md)."""
     rm = c.scm.replication
     for dn, node in c.datanodes.items():
         if c.scm.nodes.get(dn) is None:
@@ -161,7 +161,7 @@ def test_repairs_leave_the_tick_the_node_is_declared_dead_not_a_scan_later():
         assert rm.metrics.replication_cmds_sent_total == sent  # nothing before death
         c.advance(c.tick_ms)
     # the notification itself sent the repairs, before any full scan could (the scan is hourly; the
-    # empty queue woke it too, spec 10.1, but only after)
+    # empty queue woke it too, as Ozone's notifyNodeStateChange, but only after)
     [(sent_then, scans_then)] = at_notify
     assert sent_then >= len(rm.pending_ops.containers()) > 0
     assert sent_then > sent and scans_then == scans

@@ -1,4 +1,5 @@
-"""Safe mode through the whole core (spec 9, seed 001's gating table, spec 6.2 creation gate)."""
+"""Safe mode through the whole core (SCMSafeModeManager; its gating of admin commands and of pipeline
+creation)."""
 
 from __future__ import annotations
 
@@ -130,7 +131,7 @@ def test_in_safe_mode_after_restart_get_pipeline_and_close_container_are_allowed
     _refused_in_safe_mode(lambda: scm.blocks.allocate_block(sim.MB, RATIS_THREE, "om"))
     _refused_in_safe_mode(lambda: scm.pipelines.create_pipeline(RATIS_THREE))
 
-    # Seed 001: "Close Container: Should Succeed. The container will be moved to Closing state".
+    # Ozone's safe mode lets an admin close a container: it moves to CLOSING.
     first, second = containers[0], containers[1]
     scm.events.fire(SCMEvent.CLOSE_CONTAINER, first)
     assert scm.containers.get(first).state is LifeCycleState.CLOSING

@@ -1,5 +1,5 @@
-"""SCM restart over the same store (spec 9, 18): state reloads, safe mode again, datanodes re-register,
-ids keep growing."""
+"""SCM restart over the same store (SCMSafeModeManager, SequenceIdGenerator): state reloads, safe mode again,
+datanodes re-register, ids keep growing."""
 
 from __future__ import annotations
 
@@ -132,7 +132,8 @@ def test_container_rule_holds_safe_mode_until_a_replica_is_reported(sim):
 
 def test_pipelines_of_a_node_that_never_returns_are_closed_by_the_scrubber(sim):
     """After a restart SCM never hears of a dead node, so no STALE/DEAD handling: the scrubber closes OPEN
-    pipelines with an unregistered member (spec 6.6) and removes them after the destroy timeout."""
+    pipelines with an unregistered member (PipelineManagerImpl.scrubPipelines) and removes them after the
+    destroy timeout."""
     c = sim.cluster(
         6,
         {

@@ -1,4 +1,4 @@
-"""closeContainer: the datanode side of spec 7.2 (Ozone's CloseContainerCommandHandler)."""
+"""closeContainer: the datanode side of a close (Ozone's CloseContainerCommandHandler)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""deleteBlocks: applies SCM's block-deletion transactions and ACKs each one (spec 8.4, 8.5, 12)."""
+"""deleteBlocks: applies SCM's block-deletion transactions and ACKs each one (Ozone's
+DeleteBlocksCommandHandler)."""
 
 from __future__ import annotations
 

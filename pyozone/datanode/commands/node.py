@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 class SetNodeOperationalStateHandler(CommandHandler):
     """Persists SCM's operational state in datanode.id: every heartbeat reports it (persistedOpState), and
     SCM's decommission/maintenance workflow waits until the datanode has persisted it. Out of service,
-    the replication pool grows (spec 12)."""
+    the replication pool grows (ReplicationSupervisor)."""
 
     def __init__(self, ctx: CommandContext) -> None:
         self.ctx = ctx

@@ -28,9 +28,9 @@ def replication_target(details: DatanodeDetails) -> HostPort | None:
 
 
 class ReplicateContainerHandler(CommandHandler):
-    """Push model (spec 5): SCM sends the command to a source, which streams the closed container to the
-    target; the target verifies, imports and reports it. Ozone sends no command status for this, so the
-    outcome is only logged; SCM sees the new replica (or not) in the target's reports."""
+    """Push model (Ozone's ReplicateContainerCommand): SCM sends the command to a source, which streams the
+    closed container to the target; the target verifies, imports and reports it. Ozone sends no command status
+    for this, so the outcome is only logged; SCM sees the new replica (or not) in the target's reports."""
 
     def __init__(self, ctx: CommandContext, push: Push) -> None:
         self.ctx = ctx

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.om_records import KeyBlock, MultipartUploadRecord
+from pyozone.hdds.s3_versions import DeleteOutcome
 from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.x509 import check_user_name
@@ -34,6 +35,7 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
+from pyozone.om.object_lock import ObjectLocks
 from pyozone.om.properties import PropertyManager
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
@@ -82,6 +84,7 @@ class OzoneManagerService:
         self.lifecycle = lifecycle or S3LifecycleService(core)
         self.bucket_policy = bucket_documents.BucketPolicies(core)
         self.public_access_block = bucket_documents.public_access_block(core)
+        self.object_locks = ObjectLocks(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -231,6 +234,7 @@ class OzoneManagerService:
         creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
         record = await self._run(
             self.core.create_bucket, request.volume, request.bucket, config, creator,
+            request.objectLockEnabled,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
         return wire.bucket_answer("createBucket", record)
@@ -417,11 +421,17 @@ class OzoneManagerService:
             request.key,
             request.versionId,
         )
-        outcome = await self._run(
-            self.core.delete_key, request.volume, request.bucket, request.key,
-            wire.key_condition_from_proto(request.condition), request.versionId, self.access.creator(caller),
-            check=check,
-        )  # fmt: skip
+
+        def delete() -> DeleteOutcome:  # one pool job: whether the caller may bypass, then the delete
+            bypass = request.bypassGovernanceRetention and self.access.may_bypass_governance(
+                caller, request.volume, request.bucket
+            )
+            return self.core.delete_key(
+                request.volume, request.bucket, request.key, wire.key_condition_from_proto(request.condition),
+                request.versionId, self.access.creator(caller), bypass,
+            )  # fmt: skip
+
+        outcome = await self._run(delete, check=check)
         return wire.delete_key_answer(outcome)
 
     # ------------------------------------------------------------------ S3 versions
@@ -435,6 +445,46 @@ class OzoneManagerService:
             check=self._owner_check(context, request, "change its versioning"),
         )  # fmt: skip
         return wire.empty_answer("setBucketVersioning")
+
+    # ------------------------------------------------------------------ S3 Object Lock
+    @rpc
+    async def putObjectLockConfiguration(
+        self, request: pb.PutObjectLockConfigurationRequest, context: Context
+    ) -> pb.PutObjectLockConfigurationResponse:
+        await self._run(
+            self.object_locks.configure, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its Object Lock configuration"),
+        )  # fmt: skip
+        return wire.empty_answer("putObjectLockConfiguration")
+
+    @rpc
+    async def putObjectRetention(
+        self, request: pb.PutObjectRetentionRequest, context: Context
+    ) -> pb.PutObjectRetentionResponse:
+        """Amazon's s3:PutObjectRetention: WRITE on the key here; the bypass is the bucket owner's or an
+        administrator's (Access.may_bypass_governance)."""
+        caller = self.access.caller(context)
+
+        def change() -> None:
+            bypass = request.bypassGovernanceRetention and self.access.may_bypass_governance(
+                caller, request.volume, request.bucket
+            )
+            self.object_locks.set_retention(
+                request.volume, request.bucket, request.key, request.versionId, request.retention, bypass
+            )
+
+        await self._run(change, check=self._key_check(context, ACLType.WRITE, request))
+        return wire.empty_answer("putObjectRetention")
+
+    @rpc
+    async def putObjectLegalHold(
+        self, request: pb.PutObjectLegalHoldRequest, context: Context
+    ) -> pb.PutObjectLegalHoldResponse:
+        await self._run(
+            self.object_locks.set_legal_hold, request.volume, request.bucket, request.key, request.versionId,
+            request.legalHold, check=self._key_check(context, ACLType.WRITE, request),
+        )  # fmt: skip
+        return wire.empty_answer("putObjectLegalHold")
 
     @rpc
     async def listKeyVersions(
@@ -896,7 +946,7 @@ if TYPE_CHECKING:
     _KeyRequest = (
         pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
-        | pb.InitiateMultipartUploadRequest
+        | pb.InitiateMultipartUploadRequest | pb.PutObjectRetentionRequest | pb.PutObjectLegalHoldRequest
     )  # fmt: skip
     _OwnerRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
@@ -904,8 +954,8 @@ if TYPE_CHECKING:
         | pb.DeleteBucketLifecycleRequest
         | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
         | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
-        | pb.DeleteBucketPublicAccessBlockRequest | pb.PutBucketEncryptionRequest
-        | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
+        | pb.DeleteBucketPublicAccessBlockRequest | pb.PutObjectLockConfigurationRequest
+        | pb.PutBucketEncryptionRequest | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

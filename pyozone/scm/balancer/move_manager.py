@@ -1,14 +1,14 @@
 """MoveManager: schedules, tracks and completes the balancer's container moves (Ozone's MoveManager).
 
 A move is two commands. The replicate goes to the source with LOW priority and the SCM deadline
-now + move.replication.timeout (the datanode runs it only when no NORMAL work waits, seed 003); when the
-new replica is reported (the pending ADD completes) the source's replica is deleted, unthrottled and
-forced, with the deadline start + move.timeout, but only if the container, without it, is HEALTHY by
-the Replication Manager's own check chain, pending ops included (`ReplicationManager.replication_health`,
-Ozone's getContainerReplicationHealth), counting only the copies its over-replication handlers let a
-delete rely on (`copies_a_delete_may_rely_on`: none on a STALE node; Ozone counts those too): placement
-and replica counting have one definition each, and a move never leaves a container under-replicated or
-mis-replicated. Otherwise the move ends
+now + move.replication.timeout (the datanode runs it only when no NORMAL work waits, Ozone's "Replication
+Manager" doc); when the new replica is reported (the pending ADD completes) the source's replica is deleted,
+unthrottled and forced, with the deadline start + move.timeout, but only if the container, without it, is
+HEALTHY by the Replication Manager's own check chain, pending ops included
+(`ReplicationManager.replication_health`, Ozone's getContainerReplicationHealth), counting only the copies its
+over-replication handlers let a delete rely on (`copies_a_delete_may_rely_on`: none on a STALE node; Ozone
+counts those too): placement and replica counting have one definition each, and a move never leaves a
+container under-replicated or mis-replicated. Otherwise the move ends
 DELETE_FAIL_POLICY and the extra copy is the Replication Manager's ordinary over-replication.
 
 Every move ends in one MoveResult, told to the listener. Beyond Ozone, which learns of trouble only

@@ -1,4 +1,5 @@
-"""Status of the deleteBlocks commands SCM created, per datanode (spec 8.4).
+"""Status of the deleteBlocks commands SCM created, per datanode (Ozone's
+SCMDeleteBlocksCommandStatusManager).
 
 A transaction in an outstanding command (TO_BE_SENT or SENT) is not sent to that datanode again;
 a SENT command the datanode never reports on is forgotten after a timeout, making its transactions

@@ -1,5 +1,5 @@
 """DeletedBlockLog: persisted block-deletion transactions, which of them to send where, and their ACKs
-(spec 8.1, 8.2, 8.4, 8.5; HEAD semantics: unlimited retries, retry counter in memory only).
+(Ozone's DeletedBlockLogImpl; HEAD semantics: unlimited retries, retry counter in memory only).
 
 A transaction leaves the log only once every current replica's datanode has ACKed it, or when its
 container is DELETED or unknown. Commands, statuses and ACK sets are in memory: after a restart
@@ -139,8 +139,9 @@ class DeletedBlockLog:
         return [self._table.key_codec.encode(tx_id) for tx_id in self._tx_ids]
 
     def clear_leader_state(self) -> None:
-        """What a leader alone keeps (design 2.3, spec 8.4): commands' statuses, ACK sets, retry counts
-        and where the scan stopped; the next leader sends every logged transaction again."""
+        """What a leader alone keeps (design 2.3, SCMDeleteBlocksCommandStatusManager): commands' statuses,
+        ACK sets, retry counts and where the scan stopped; the next leader sends every logged transaction
+        again."""
         self._status = DeleteBlocksCommandStatusManager(self.clock, self._status.timeout_ms)
         self._committed.clear()
         self._retries.clear()
@@ -157,7 +158,8 @@ class DeletedBlockLog:
 
     # ------------------------------------------------------------------ choosing what to send
     def get_transactions(self, limit: int, dn_set: set[DatanodeID]) -> DatanodeDeletedBlockTransactions:
-        """Spec 8.2: resume after the last processed id, wrap once, stop at `limit` blocks."""
+        """DeletedBlockLogImpl.getTransactions: resume after the last processed id, wrap once, stop at `limit`
+        blocks."""
         self._status.clean_timeouts()
         result = DatanodeDeletedBlockTransactions()
         outstanding = self._status.outstanding(dn_set)
@@ -245,7 +247,8 @@ class DeletedBlockLog:
     def commit_transactions(
         self, results: Sequence[DeleteBlockTransactionResult], dn: DatanodeID
     ) -> list[int]:
-        """Spec 8.5: a transaction goes once all current replica datanodes, and enough of them, ACKed it."""
+        """DeletedBlockLogImpl.commitTransactions: a transaction goes once all current replica datanodes, and
+        enough of them, ACKed it."""
         done: list[int] = []
         for result in results:
             if not result.success:

@@ -1,4 +1,4 @@
-"""SCMBlockDeletingService: one run sends each eligible datanode one deleteBlocks command (spec 8.2, 8.3).
+"""SCMBlockDeletingService: one run sends each eligible datanode one deleteBlocks command.
 
 The SCM core decides when to run it (every hdds.scm.block.deleting.service.interval, out of safe mode,
 after the wait time); a run only reads state and queues commands.

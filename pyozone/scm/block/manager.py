@@ -1,5 +1,5 @@
-"""BlockManager: block allocation in writable Ratis and EC containers (spec 6.7) and deleteBlocks from OM
-(spec 8.1). EC block groups go through the WritableECContainerProvider (block/writable_ec.py).
+"""BlockManager: block allocation in writable Ratis and EC containers (Ozone's BlockManagerImpl) and
+deleteBlocks from OM. EC block groups go through the WritableECContainerProvider (block/writable_ec.py).
 
 Sans-IO: where Ozone waits for a freshly created pipeline to open, this raises
 FAILED_TO_FIND_ACTIVE_PIPELINE and the caller retries once datanodes have reported the pipeline.

@@ -1,4 +1,4 @@
-"""WritableECContainerProvider (spec 6.7): the container an EC block group goes to.
+"""WritableECContainerProvider (Ozone's class of that name): the container an EC block group goes to.
 
 An EC pipeline holds one container. While fewer EC pipelines of the config are OPEN than the maximum,
 every allocation opens a new pipeline with its container, so writes spread over many datanode sets;

@@ -1,4 +1,4 @@
-"""CloseContainerEventHandler: CLOSE_CONTAINER -> CLOSING, then, after a lease, close commands (spec 7.2).
+"""CloseContainerEventHandler: CLOSE_CONTAINER -> CLOSING, then, after a lease, close commands.
 
 The lease (ozone.scm.close.container.wait.duration, 150s) gives clients time to finish writing the
 blocks already allocated in the container before its replicas are told to close.

@@ -1,4 +1,4 @@
-"""The container lifecycle state machine (spec 7.1), as one table.
+"""The container lifecycle state machine (Ozone's ContainerStateManagerImpl), as one table.
 
 Self-loops make replayed events harmless (reports repeat, handlers race); every pair not in the
 table is a bug in the caller and raises. Callers apply a target only when its number is larger
@@ -57,7 +57,8 @@ def next_state(state: S, event: E) -> S:
 
 
 def check_reverse(state: S, target: S) -> None:
-    """Resurrection (spec 7.3) may only bring a DELETING/DELETED container back to CLOSED or QUASI_CLOSED."""
+    """Resurrection (report handling) may only bring a DELETING/DELETED container back to CLOSED or
+    QUASI_CLOSED."""
     if state not in REVERSE_SOURCES or target not in REVERSE_TARGETS:
         raise SCMException(
             f"Cannot move container from {state.name} back to {target.name}: only DELETING or DELETED "

@@ -1,5 +1,5 @@
 """ContainerManager: container records in memory and in the `containers` table, the replica map, and
-the writable-container choice of block allocation (spec 6.7, 7.1).
+the writable-container choice of block allocation (ContainerManagerImpl, WritableRatisContainerProvider).
 
 Per-state and per-pipeline indices keep lookups proportional to the answer, not to the cluster: a
 simulated SCM holds 100k+ containers and asks "which are OPEN on this pipeline" on every block.
@@ -201,7 +201,7 @@ class ContainerManager:
     # ------------------------------------------------------------------ lifecycle
     def allocate_container(self, pipeline: Pipeline, owner: str) -> ContainerInfo:
         """A new OPEN container on the pipeline; refused (SCMException) if the pipeline is CLOSED or a
-        member has no room for one more container (spec 6.7). Its members count it as pending until they
+        member has no room for one more container (as Ozone). Its members count it as pending until they
         report it (PendingContainerTracker), so the next allocation sees the room it takes."""
         if not self._nodes.have_room_for_container(pipeline.nodes):
             raise SCMException(
@@ -225,7 +225,8 @@ class ContainerManager:
         return info
 
     def update_state(self, container_id: ContainerID, event: LifeCycleEvent) -> ContainerInfo:
-        """Applies `event`; the stored state only ever moves to a larger number (spec 7.1)."""
+        """Applies `event`; the stored state only ever moves to a larger number
+        (ContainerStateManagerImpl)."""
         info = self.get(container_id)
         target = next_state(info.state, event)
         if target <= info.state:
@@ -297,10 +298,10 @@ class ContainerManager:
         pipeline: Pipeline,
         excluded_containers: frozenset[ContainerID] = frozenset(),
     ) -> ContainerInfo | None:
-        """Spec 6.7: top the owner up to the open-container limit, then round-robin for space, else allocate.
-        A new container only if every member has room for one (HDDS-12468), counting the containers just
-        allocated there (PendingContainerTracker); the existing ones keep the space their datanodes
-        committed to them.
+        """WritableRatisContainerProvider: top the owner up to the open-container limit, then round-robin for
+        space, else allocate. A new container only if every member has room for one (HDDS-12468), counting the
+        containers just allocated there (PendingContainerTracker); the existing ones keep the space their
+        datanodes committed to them.
 
         None when a needed allocation is refused (the caller then tries another pipeline).
         """

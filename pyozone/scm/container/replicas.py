@@ -1,7 +1,7 @@
 """The replica map: container id -> datanode -> ContainerReplica, with listeners for replica changes.
 
 Listeners let the Replication Manager's pending-op tracker learn that an ADD or DELETE completed
-(spec 7.3: storing a replica completes a pending ADD, removing one a pending DELETE).
+(AbstractContainerReportHandler: storing a replica completes a pending ADD, removing one a pending DELETE).
 """
 
 from __future__ import annotations

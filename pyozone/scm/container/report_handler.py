@@ -1,4 +1,4 @@
-"""Full (FCR) and incremental (ICR) container report processing (spec 7.3).
+"""Full (FCR) and incremental (ICR) container report processing (Ozone's AbstractContainerReportHandler).
 
 Each reported replica first refreshes the container's stats, then may move the container's state,
 then is stored (or removed, if the datanode reports it DELETED). A full report is the datanode's
@@ -230,7 +230,7 @@ class ContainerReportHandler:
         return moved
 
     def _transition(self, container_id: ContainerID, event: LifeCycleEvent) -> None:
-        """The leader moves the container (spec 7.3: "only applied on the leader"); a follower gets the
+        """The leader moves the container (as AbstractContainerReportHandler); a follower gets the
         new state from the leader's record."""
         if self._nodes.context.is_leader():
             self._containers.update_state(container_id, event)

@@ -25,8 +25,8 @@ class ScmContext:
         self._term = term
         self._leader_ready = leader and leader_ready
         self._leader_id: str | None = None
-        # a follower's catch-up (spec 3.4): the leader's commit index when it learned the leader, and how
-        # far its own state machine has applied
+        # a follower's catch-up (StateMachineReadyRule): the leader's commit index when it learned the leader,
+        # and how far its own state machine has applied
         self._catch_up_target: int | None = None
         self._applied_index = 0
         self._ready_listeners: list[Callable[[], None]] = []
@@ -68,7 +68,8 @@ class ScmContext:
     @property
     def known_term(self) -> int:
         """This SCM's term as leader, else the term of the leader it follows (0 when none): what a
-        heartbeat response carries, so that any SCM tells a datanode which terms are past (spec 12)."""
+        heartbeat response carries, so that any SCM tells a datanode which terms are past (the datanode's
+        StateContext)."""
         return self._term
 
     @property
@@ -81,7 +82,7 @@ class ScmContext:
         return f"this SCM is not the leader (the leader's term is {self._term}).{suggested}"
 
     def state_machine_ready(self) -> bool:
-        """StateMachineReadyRule's condition (spec 3.4, 9.3): the ready leader, or a follower whose
+        """StateMachineReadyRule's condition: the ready leader, or a follower whose
         applied index reached the leader's commit index captured when it learned the leader (no report
         is judged against a half-replayed container table)."""
         if self._leader:

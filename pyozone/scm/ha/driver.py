@@ -108,8 +108,9 @@ class ScmRaftDriver:
     def shell_applied(self, leading_term: int | None, applied_index: int, last_index: int) -> bool:
         """For a shell that applies its no-op and configuration entries itself (ratis_server's RaftMember
         hands its state machine the STATE_MACHINE entries only): its applied index counts for the
-        catch-up (spec 3.4), and the leader of `leading_term` that applied its log up to its last entry has
-        applied its term's first one, so it steps up as `apply` does at that NOOP. True when it stepped up."""
+        catch-up (StateMachineReadyRule), and the leader of `leading_term` that applied its log up to its last
+        entry has applied its term's first one, so it steps up as `apply` does at that NOOP. True when it
+        stepped up."""
         context = self.context
         context.applied(applied_index)
         if leading_term is None or context.is_leader() or applied_index < last_index:
@@ -121,7 +122,8 @@ class ScmRaftDriver:
     def observe(self, leading_term: int | None, term: int, leader_id: str | None, leader_commit: int) -> bool:
         """After every Raft input: a leader whose server no longer leads its term steps down (its
         uncommitted tail undone, its callers refused); a follower learns the leader it follows, whose term
-        its heartbeat answers carry (spec 12). True when this SCM stepped down."""
+        its heartbeat answers carry (the datanode's StateContext drops older terms). True when this SCM
+        stepped down."""
         context = self.context
         if context.is_leader():
             if leading_term == context.known_term:

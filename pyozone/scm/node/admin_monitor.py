@@ -1,4 +1,4 @@
-"""DatanodeAdminMonitor: drives decommission and maintenance to completion (spec 13).
+"""DatanodeAdminMonitor: drives decommission and maintenance to completion (Ozone's DatanodeAdminMonitorImpl).
 
 An admin command only flips a node's operational state; this monitor, run every
 ozone.scm.datanode.admin.monitor.interval, finishes the job. A node may leave service only once nothing
@@ -55,8 +55,9 @@ class ContainerLookup(Protocol):
 
 
 class ContainerStatusChecker(Protocol):
-    """The Replication Manager's read-only checks: the health chain (spec 10.2), which fills `report` and
-    sends nothing, and whether a container may lose a copy on a node leaving service (spec 13)."""
+    """The Replication Manager's read-only checks: the health chain (ReplicationManager.checkContainerStatus),
+    which fills `report` and sends nothing, and whether a container may lose a copy on a node leaving service
+    (DatanodeAdminMonitorImpl)."""
 
     def check_container_status(
         self, container_id: ContainerID, report: ReplicationManagerReport | None = None

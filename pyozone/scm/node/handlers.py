@@ -1,4 +1,5 @@
-"""What SCM does when a datanode's health changes (spec 3.3): one small handler per event."""
+"""What SCM does when a datanode's health changes (Ozone's StaleNodeHandler, DeadNodeHandler and kin): one
+small handler per event."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class NodeEventHandlers:
         self.events = events
 
     def _close_pipelines(self, dn: DatanodeID) -> None:
-        """Leader only: a follower gets the CLOSED records from the leader (spec 3.3 handlers on a
+        """Leader only: a follower gets the CLOSED records from the leader (the node handlers on a
         follower keep only their derived state: replicas, topology)."""
         if not self.nodes.context.is_leader():
             return

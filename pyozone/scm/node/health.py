@@ -1,4 +1,4 @@
-"""The datanode health state machine and interval sanitisation (spec 3.1-3.2).
+"""The datanode health state machine and interval sanitisation (Ozone's NodeStateManager, HddsServerUtil).
 
 Recovery never jumps to HEALTHY: STALE and DEAD nodes come back through HEALTHY_READONLY, and only a
 later check pass (with a matching layout) makes them HEALTHY.

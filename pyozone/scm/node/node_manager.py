@@ -158,7 +158,7 @@ class NodeManager:
         if info is None:
             self.metrics.num_hb_processing_failed += 1
             # Every SCM, leader or not, asks an unknown datanode to register: it answers its endpoint,
-            # not a leader's command (the datanode's endpoint handles it, spec 3.4)
+            # not a leader's command (the datanode's endpoint handles it, as SCMDatanodeHeartbeatDispatcher)
             reregister: list[SCMCommand] = [ReregisterCommand(term=self.context.known_term)]
             self.metrics.sent(dn, reregister)
             return reregister
@@ -182,7 +182,7 @@ class NodeManager:
         return sent
 
     def _sync_operational_state(self, info: DatanodeInfo, reported: Op, expiry: int) -> None:
-        """Spec 3.4 (Ozone's updateDatanodeOpState): where the datanode's persisted op-state differs from
+        """Ozone's SCMNodeManager.updateDatanodeOpState: where the datanode's persisted op-state differs from
         SCM's, the leader commands SCM's value and a follower adopts the datanode's; the leader alone
         notifies the Replication Manager of a persisted change."""
         previous = info.details.persisted_op_state
@@ -225,8 +225,9 @@ class NodeManager:
     def _update_command_counts(
         self, info: DatanodeInfo, reported: dict[SCMCommandType, int], sent: list[SCMCommand]
     ) -> None:
-        """Spec 3.5: the datanode's counts replace ours, plus what this heartbeat just carried (but LOW
-        priority replicates, which the datanode's counts leave out too: `is_low_priority_replication`)."""
+        """DatanodeInfo.setCommandCounts: the datanode's counts replace ours, plus what this heartbeat just
+        carried (but LOW priority replicates, which the datanode's counts leave out too:
+        `is_low_priority_replication`)."""
         counts = {t: max(0, c) for t, c in reported.items()}
         for command in sent:
             if not is_low_priority_replication(command):
@@ -302,9 +303,9 @@ class NodeManager:
         self.events.fire(HEALTH_EVENTS[info.status.health], dn)
 
     def follow_datanode_operational_states(self) -> None:
-        """Step-down: a follower's view of every node is what its datanode persisted (spec 3.4), not
-        what this SCM set as leader; the `datanodeOpStates` records count again when it leads
-        (`adopt_operational_state_records`)."""
+        """Step-down: a follower's view of every node is what its datanode persisted
+        (SCMNodeManager.processHeartbeat), not what this SCM set as leader; the `datanodeOpStates` records
+        count again when it leads (`adopt_operational_state_records`)."""
         for info in self._nodes.values():
             persisted = (info.details.persisted_op_state, info.details.persisted_op_state_expiry)
             if persisted != (info.status.operational_state, info.status.op_state_expiry_epoch_sec):
@@ -409,7 +410,7 @@ class NodeManager:
         self._containers[dn] = set(container_ids)
 
     def pipeline_limit(self, dn: DatanodeID) -> int:
-        """Spec 3.6, as scm/pipeline_limits.py defines it."""
+        """SCMNodeManager.pipelineLimit, as scm/pipeline_limits.py defines it."""
         return datanode_pipeline_limit(self._pipeline_limits, self._nodes.get(dn))
 
     def has_room_for_container(self, info: DatanodeInfo) -> bool:

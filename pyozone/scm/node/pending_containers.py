@@ -2,10 +2,10 @@
 
 A node report says what a datanode's volumes can take, but SCM allocates containers between reports: without
 this, every allocation until the next report saw the same free space and a datanode with room for one
-container got several (spec 6.4, 6.7). Each allocation counts a full container size against its members
-until the datanode reports the container (an ICR or a full report) or the allocation ages out: a two-window
-tumbling bucket per datanode, rolled every ROLL_INTERVAL_MS, so an allocation never reported (the container
-was never written) is forgotten after one to two intervals.
+container got several (PipelinePlacementPolicy, WritableRatisContainerProvider). Each allocation counts a full
+container size against its members until the datanode reports the container (an ICR or a full report) or the
+allocation ages out: a two-window tumbling bucket per datanode, rolled every ROLL_INTERVAL_MS, so an
+allocation never reported (the container was never written) is forgotten after one to two intervals.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The background pipeline creator (spec 6.5): fills every replication config up to its limits.
+"""The background pipeline creator (Ozone's BackgroundPipelineCreator): fills every replication config up to
+its limits.
 
 The SCM core decides when it runs (its interval, one-shot triggers, safe mode); one `create_pipelines`
 call is one run: round-robin over the configs, each dropped at its first refusal.

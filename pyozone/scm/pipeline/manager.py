@@ -229,8 +229,8 @@ class PipelineManager:
     def create_pipeline(
         self, replication_config: ReplicationConfig, excluded_nodes: Iterable[DatanodeID] = ()
     ) -> Pipeline:
-        """A new pipeline, refused past the limits (spec 6.2-6.4): a Ratis one ALLOCATED, its members
-        told to create it; an EC one OPEN at once, no datanode told."""
+        """A new pipeline, refused past the limits (PipelineManagerImpl, RatisPipelineProvider): a Ratis one
+        ALLOCATED, its members told to create it; an EC one OPEN at once, no datanode told."""
         rtype = replication_config.type
         if rtype not in (ReplicationType.RATIS, ReplicationType.EC):
             raise SCMException(f"cannot create {replication_config} pipelines", ResultCode.INTERNAL_ERROR)
@@ -460,7 +460,8 @@ class PipelineManager:
 
     # ------------------------------------------------------------------ scrubber
     def scrub_pipelines(self) -> None:
-        """Spec 6.6: stuck ALLOCATED and long-CLOSED pipelines go; an OPEN one with a lost member closes.
+        """PipelineManagerImpl.scrubPipelines: stuck ALLOCATED and long-CLOSED pipelines go; an OPEN one with
+        a lost member closes.
 
         EC pipelines too: a datanode never closes one (it does not know it), so this is what closes an
         EC pipeline whose member SCM forgot across a restart."""

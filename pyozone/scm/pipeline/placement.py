@@ -1,11 +1,11 @@
-"""Choosing datanodes for a RATIS/THREE pipeline (spec 6.4) and the leader to suggest.
+"""Choosing datanodes for a RATIS/THREE pipeline (Ozone's PipelinePlacementPolicy) and the leader to suggest.
 
 One deliberate difference from Ozone: Ozone sorts candidates by pipeline count and picks the anchor
 uniformly at random. A uniform pick strands free slots (two nodes with room cannot host a pipeline,
-nor can one rack alone in a multi-rack cluster), so the cluster settles below the limit seed 000
-promises. We sort candidates by free slots (per-node limit minus pipelines, most first; the same
-order as Ozone's when every node has the same limit) and pick the anchor at random among those with
-the most free slots on the rack with the most free slots. Ties are broken by a seeded RNG.
+nor can one rack alone in a multi-rack cluster), so the cluster settles below the limit Ozone's "Calculating
+Ratis Pipeline Limits" doc promises. We sort candidates by free slots (per-node limit minus pipelines, most
+first; the same order as Ozone's when every node has the same limit) and pick the anchor at random among those
+with the most free slots on the rack with the most free slots. Ties are broken by a seeded RNG.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class PipelinePlacementPolicy:
         return chosen
 
     def _choose_rack_aware(self, candidates: list[DatanodeID]) -> list[DatanodeID]:
-        """Anchor, a second node on another rack, a third on the anchor's rack (spec 6.4)."""
+        """Anchor, a second node on another rack, a third on the anchor's rack (PipelinePlacementPolicy)."""
         rack_of = self.nodes.topology.rack_of
         anchor = self._choose_node(candidates)
         if anchor is None:
@@ -173,7 +173,7 @@ class PipelinePlacementPolicy:
         while len(chosen) < 3:
             pick = None
             if second is not None:
-                # on the anchor's rack; with none left there, on the second node's rack (spec 6.4)
+                # on the anchor's rack; with none left there, on the second node's rack (as Ozone)
                 for rack in (rack_of(anchor), rack_of(second)):
                     pick = next((dn for dn in candidates if rack_of(dn) == rack), None)
                     if pick is not None:

@@ -1,13 +1,15 @@
-"""ReplicationCommandSender: how the Replication Manager's repairs reach datanodes (spec 10.7, seed 003).
+"""ReplicationCommandSender: how the Replication Manager's repairs reach datanodes (ReplicationManager;
+Ozone's "Replication Manager" doc).
 
 Every command gets the leader's term and two deadlines: SCM forgets the pending op at now + event
 timeout, the datanode drops the command `offset` earlier, so a late copy can never run after SCM has
-scheduled its replacement. Each command updates the pending-op table the moment it is queued (spec 10.8):
-that is what keeps the next check from asking twice, and what the cluster-wide in-flight limit counts.
+scheduled its replacement. Each command updates the pending-op table the moment it is queued
+(ContainerReplicaPendingOps): that is what keeps the next check from asking twice, and what the cluster-wide
+in-flight limit counts.
 
 Throttling is per datanode and uses the command counts the node manager keeps (SCM-queued + last
-reported, spec 3.5): replicate and reconstruct commands share the datanode's replication pool, a
-reconstruction weighing `reconstruction.weight`, against `replication.limit` (scaled by the
+reported, DatanodeInfo.setCommandCounts): replicate and reconstruct commands share the datanode's replication
+pool, a reconstruction weighing `reconstruction.weight`, against `replication.limit` (scaled by the
 out-of-service factor on a node leaving service, which replicates with a larger pool); deletes have
 their own limit. A node found at its limit joins `excluded_nodes`, which EC reconstruction uses to
 avoid choosing busy coordinators, until its next command-count update shows room again.
@@ -15,9 +17,9 @@ avoid choosing busy coordinators, until its next command-count update shows room
 With pyozone's ops-per-node rule on (node_ops.py), every replicate and reconstruct command sent here is
 also charged against each node it makes work for, for the current under-replication iteration.
 
-Low-priority (balancer) replications do not count (seed 003: the datanode leaves them out of the
-queue size it reports and runs them only when no normal work is queued). The reported counts already
-exclude them; this sender also leaves out the low-priority commands still queued at SCM, so balancer
+Low-priority (balancer) replications do not count (Ozone's "Replication Manager" doc: the datanode leaves them
+out of the queue size it reports and runs them only when no normal work is queued). The reported counts
+already exclude them; this sender also leaves out the low-priority commands still queued at SCM, so balancer
 work never blocks repairs. (The node manager adds every command it has just drained to the stored
 counts until the next report replaces them; that brief over-count is the node manager's.)
 """
@@ -244,9 +246,9 @@ class ReplicationCommandSender:
         self._send_replicate(container, source, target, replica_index, LOW, deadline_epoch_ms)
 
     def resend_delete(self, container_id: ContainerID, op: PendingOp) -> None:
-        """A DELETE that timed out stays pending (spec 10.8): send its command again, unthrottled, with
-        a fresh term and deadlines; the new op replaces the old. Deletion bytes were counted when the
-        delete was first sent and are not counted again."""
+        """A DELETE that timed out stays pending (ContainerReplicaPendingOps): send its command again,
+        unthrottled, with a fresh term and deadlines; the new op replaces the old. Deletion bytes were counted
+        when the delete was first sent and are not counted again."""
         if op.type is not PendingOpType.DELETE:
             raise ValueError(f"only DELETE ops are resent, not {op.type.name}")
         deadline = self._scm_deadline()

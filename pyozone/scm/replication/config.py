@@ -1,4 +1,5 @@
-"""ReplicationManagerConfig: every hdds.scm.replication.* setting, typed, read once (spec 2.4).
+"""ReplicationManagerConfig: every hdds.scm.replication.* setting, typed, read once (Ozone's
+ReplicationManagerConfiguration).
 
 The rules of Ozone's ReplicationManagerConfiguration.validate (datanode offset in [0, event timeout),
 weight > 0, replication limit >= weight, inflight factor in [0, 1], durations >= 0) are rows of
@@ -34,7 +35,8 @@ class ReplicationManagerConfig:
     quasi_closed_stuck_other_origin_copies: int = 2
     expired_replica_op_scrub_interval_ms: int = 300_000
     out_of_service_factor: float = 2.0
-    """hdds.datanode.replication.outofservice.limit.factor, clamped to [1, 10] (spec 10.7)."""
+    """hdds.datanode.replication.outofservice.limit.factor, clamped to [1, 10] (as Ozone's
+    ReplicationManager)."""
     datanode_ops_limit_enabled: bool = False
     datanode_ops_limit: int = 10
     """pyozone's limit of ops per node per iteration (node_ops.py); used only when enabled."""

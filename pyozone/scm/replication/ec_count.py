@@ -1,4 +1,4 @@
-"""ECContainerReplicaCount: replica indexes of an EC container, online, offline and unhealthy (spec 10.5).
+"""ECContainerReplicaCount: replica indexes of an EC container, online, offline and unhealthy.
 
 Every index 1..data+parity needs one good copy. UNHEALTHY copies never count as good, whatever node
 they are on. Decommissioning copies are on their way out; maintenance copies come back, so up to
@@ -150,7 +150,7 @@ class ECContainerReplicaCount:
 
     def is_missing(self) -> bool:
         """Fewer than `data` indexes have any copy, even an UNHEALTHY one (unlike unrecoverable,
-        spec 15.7)."""
+        as ECContainerReplicaCount.isMissing)."""
         indexes = set(self._healthy) | set(self._decommission) | set(self._maintenance) | set(self._unhealthy)
         return len(indexes) < self.data
 

@@ -1,5 +1,6 @@
 """The health of one Ratis or EC container from its counts: the single definition the check handlers
-(spec 10.3 (8), (9)) and offline analysis call. Reporting and queueing stay with the handlers."""
+(ECReplicationCheckHandler, RatisReplicationCheckHandler) and offline analysis call. Reporting and queueing
+stay with the handlers."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ PlacementCheck = Callable[[Sequence[DatanodeID], int], ContainerPlacementStatus]
 
 
 def ec_check_health(count: ECContainerReplicaCount) -> HealthResult:
-    """ECReplicationCheckHandler.checkHealth (spec 10.5, last bullet). Under-replication wins over
+    """ECReplicationCheckHandler.checkHealth. Under-replication wins over
     over-replication; remaining redundancy is parity minus the indexes with no usable copy, or parity
     when only offline copies are missing (then it queues as out-of-service work)."""
     container = count.container
@@ -61,7 +62,7 @@ def ratis_check_health(
     node_status: NodeStatusFn,
     placement: PlacementCheck,
 ) -> HealthResult:
-    """RatisReplicationCheckHandler.checkHealth (spec 10.3 (9)), in order: under-replicated without
+    """RatisReplicationCheckHandler.checkHealth, in order: under-replicated without
     unhealthy copies; over-replicated without them; over-replicated with them (for QUASI_CLOSED only if
     an unhealthy copy may go); mis-replicated; UNHEALTHY if any unhealthy copy; else HEALTHY."""
     count = RatisContainerReplicaCount(

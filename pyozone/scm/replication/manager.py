@@ -1,9 +1,9 @@
-"""ReplicationManager: the check stage, the processing stage and their schedule (spec 10.1, 10.2).
+"""ReplicationManager: the check stage, the processing stage and their schedule (Ozone's ReplicationManager).
 
 The check stage walks every container through the handler chain, producing a report and a queue of
-repairs; the processing stage drains the queue under the throttling rules (spec 10.7). Both are sans-IO:
-SCM's tick runs them through PeriodicTasks on the injected clock, so a daemon and the simulator share
-one schedule.
+repairs; the processing stage drains the queue under the throttling rules (ReplicationManager's
+sendThrottled*). Both are sans-IO: SCM's tick runs them through PeriodicTasks on the injected clock, so a
+daemon and the simulator share one schedule.
 
 Beyond Ozone's fixed schedule, a node that dies or leaves service gets its own containers checked and
 repaired at once (issue 5; Ozone's HDDS-8660 idea), instead of waiting up to thread.interval for the
@@ -181,7 +181,7 @@ class ReplicationManager:
         return self._running
 
     def should_run(self) -> bool:
-        """Running, and SCM out of safe mode for the wait time (spec 9.4, 10.1). On becoming ready the
+        """Running, and SCM out of safe mode for hdds.scm.wait.time.after.safemode.exit. On becoming ready the
         pending-op table is cleared: commands of an earlier term are void."""
         ready = self._services_ready()
         if ready and not self._was_ready:
@@ -202,9 +202,9 @@ class ReplicationManager:
 
     # ------------------------------------------------------------------ check stage
     def process_all(self) -> ReplicationManagerReport:
-        """The full scan (spec 10.1) in one go: every container in id order through the chain, into a
-        new report and a new queue, which then replace the old ones (stale entries vanish). A periodic
-        scan under way is left to go on (and publish when it ends)."""
+        """The full scan (ReplicationManager.processAll) in one go: every container in id order through the
+        chain, into a new report and a new queue, which then replace the old ones (stale entries vanish). A
+        periodic scan under way is left to go on (and publish when it ends)."""
         scan = self._full_scan(None)
         while True:
             try:
@@ -236,8 +236,9 @@ class ReplicationManager:
     def _full_scan(
         self, step: int | None, revisit: Collection[ContainerID] = ()
     ) -> Generator[ContainerID, None, ReplicationManagerReport]:
-        """The full scan (spec 10.1): every container in id order through the chain, into a new report,
-        queue and health map, which replace the old ones at once when it ends; returns the report.
+        """The full scan (ReplicationManager.processAll): every container in id order through the chain, into
+        a new report, queue and health map, which replace the old ones at once when it ends; returns the
+        report.
 
         With a `step`, it yields after every `step` containers (the id of the last one passed) and goes
         on when resumed; without, it runs in one go. Between steps SCM goes on, so each step reads the
@@ -246,7 +247,7 @@ class ReplicationManager:
         counts at the scan's start. Containers in `revisit` at the end (a targeted check saw them after
         the scan had passed them) are checked again into the new queue and health, not counted again.
 
-        Resumed when SCM is no longer ready (out of safe mode long enough, spec 9.4), the scan stops
+        Resumed when SCM is no longer ready (out of safe mode long enough), the scan stops
         there and publishes what it found, as Ozone's does (its loop checks shouldRun() before each
         container and breaks); containers not reached keep their health. A stopped Replication Manager
         does not stop a scan: Ozone's stop() interrupts the monitor thread, which only ends its wait
@@ -297,8 +298,9 @@ class ReplicationManager:
     def check_container_status(
         self, container_id: ContainerID, report: ReplicationManagerReport | None = None
     ) -> ContainerHealthState:
-        """The read-only check (spec 10.2) of block deletion, the admin monitor and admin tools: the same
-        chain into `report` (a fresh one by default), no commands, no state changes, nothing queued."""
+        """The read-only check (ReplicationManager.checkContainerStatus) of block deletion, the admin monitor
+        and admin tools: the same chain into `report` (a fresh one by default), no commands, no state changes,
+        nothing queued."""
         return self.replication_health(
             self.containers.get(container_id), self.containers.replicas(container_id), report
         )
@@ -371,7 +373,7 @@ class ReplicationManager:
         queue: ReplicationQueue,
         read_only: bool,
     ) -> ContainerHealthState:
-        """processContainer (spec 10.2): maintenance redundancy by type, then the chain."""
+        """Ozone's processContainer: maintenance redundancy by type, then the chain."""
         config = self.config
         if container.replication_config.type is ReplicationType.EC:
             redundancy = config.maintenance_remaining_redundancy
@@ -409,16 +411,16 @@ class ReplicationManager:
         self.over_processor.process_all()
 
     def inflight_limit(self) -> int:
-        """Spec 10.7: the cluster cap on pending ADDs (0: none)."""
+        """hdds.scm.replication.inflight.limit.factor: the cluster cap on pending ADDs (0: none)."""
         return cluster_inflight_limit(self.nodes, self.config)
 
     # ------------------------------------------------------------------ events and pending ops
     def on_node_notify(self, payload: NotifyPayload) -> None:
         """REPLICATION_MANAGER_NOTIFY: a node died or changed its persisted operational state.
 
-        Its containers are checked and repaired now. Ozone's own rule (spec 10.1) applies as well: if
-        the queue was empty and no scan is under way, the full scan is woken early (it starts on the
-        next tick)."""
+        Its containers are checked and repaired now. Ozone's own rule
+        (ReplicationManager.notifyNodeStateChange) applies as well: if the queue was empty and no scan is
+        under way, the full scan is woken early (it starts on the next tick)."""
         if not self.should_run():
             return
         if isinstance(payload, tuple):
@@ -437,7 +439,7 @@ class ReplicationManager:
         self.pending_ops.remove_expired()
 
     def _on_pending_op_done(self, op: PendingOp, container_id: ContainerID, timed_out: bool) -> None:
-        """A timed-out DELETE is resent with a fresh deadline (spec 10.8); a timed-out ADD is dropped
-        and left for the next scan to find again."""
+        """A timed-out DELETE is resent with a fresh deadline (as Ozone's ContainerReplicaPendingOps); a
+        timed-out ADD is dropped and left for the next scan to find again."""
         if timed_out and op.type is PendingOpType.DELETE:
             self.sender.resend_delete(container_id, op)

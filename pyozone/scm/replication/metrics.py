@@ -1,4 +1,4 @@
-"""ReplicationManagerMetrics: the counters of spec 17 (Ozone's ReplicationManagerMetrics), as plain ints.
+"""ReplicationManagerMetrics: the counters of Ozone's ReplicationManagerMetrics, as plain ints.
 
 Counters split Ratis (replica index 0) from EC (index > 0) work as Ozone does, so an operator can tell
 a slow EC reconstruction from slow Ratis copies. "Deferred" counters record work the throttle refused
@@ -16,14 +16,14 @@ from pyozone.scm.replication.pending_ops import PendingOp, PendingOpType
 
 @dataclass(slots=True)
 class ReplicationManagerMetrics:
-    # commands sent (spec 10.7, adjustPendingOpsAndMetrics)
+    # commands sent (ReplicationManager.adjustPendingOpsAndMetrics)
     replication_cmds_sent_total: int = 0
     ec_replication_cmds_sent_total: int = 0
     deletion_cmds_sent_total: int = 0
     deletion_bytes_total: int = 0
     ec_deletion_cmds_sent_total: int = 0
     ec_reconstruction_cmds_sent_total: int = 0
-    # pending ops completed or expired (spec 10.8)
+    # pending ops completed or expired (ContainerReplicaPendingOps)
     replicas_created_total: int = 0
     ec_replicas_created_total: int = 0
     replicas_deleted_total: int = 0
@@ -32,12 +32,12 @@ class ReplicationManagerMetrics:
     ec_replica_create_timeout_total: int = 0
     replica_delete_timeout_total: int = 0
     ec_replica_delete_timeout_total: int = 0
-    # throttling (spec 10.6, 10.7)
+    # throttling (UnhealthyReplicationProcessor, ReplicationManager)
     pending_replication_limit_reached_total: int = 0
     replicate_container_cmds_deferred_total: int = 0
     ec_reconstruction_cmds_deferred_total: int = 0
     delete_container_cmds_deferred_total: int = 0
-    # partial repairs (spec 10.10)
+    # partial repairs (the under-replication handlers)
     partial_replication_total: int = 0
     partial_replication_for_mis_replication_total: int = 0
     ec_partial_replication_for_mis_replication_total: int = 0

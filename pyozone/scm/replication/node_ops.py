@@ -1,4 +1,4 @@
-"""Limiting ops per node (seed 003, "Future Ideas"): a pyozone rule, off by default.
+"""Limiting ops per node (Ozone's "Replication Manager" doc, "Future Ideas"): a pyozone rule, off by default.
 
 Ozone throttles replication work only on the datanode that receives the command. An EC reconstruction
 also reads from `data` source datanodes and writes to every target, so a wave of reconstructions whose
@@ -9,7 +9,7 @@ replication against its source and its target. A node carrying `limit` units is 
 and as a reconstruction source until the iteration ends.
 
 SCM hears nothing when a command completes, so the counts are not kept over time: they live for one
-pass of the under-replication processor and are reset at the start of the next one (the seed's "used
+pass of the under-replication processor and are reset at the start of the next one (the doc's "used
 nodes" list). With the processor interval about a heartbeat or two, each datanode gets at most `limit`
 new units of work per interval.
 """

@@ -1,4 +1,4 @@
-"""Whether a container can spare a copy on a datanode leaving service (spec 13), as the admin monitor asks."""
+"""Whether a container can spare a copy on a datanode leaving service, as the admin monitor asks."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pyozone.scm.replication.replica_match import NodeStatusFn, compare_state, p
 def healthy_enough_for_offline(
     container: ContainerInfo, replicas: tuple[ContainerReplica, ...], node_status: NodeStatusFn
 ) -> bool:
-    """Spec 13: a container may lose this node's copy only once it is CLOSED or QUASI_CLOSED and its
-    in-service copies agree with it. Ratis ignores UNHEALTHY copies here (replication repairs them);
-    for EC every in-service copy must match, UNHEALTHY ones included, as Ozone's EC count demands."""
+    """DatanodeAdminMonitorImpl.isHealthyEnoughForOffline: a container may lose this node's copy only once it
+    is CLOSED or QUASI_CLOSED and its in-service copies agree with it. Ratis ignores UNHEALTHY copies here
+    (replication repairs them); for EC every in-service copy must match, UNHEALTHY ones included, as Ozone's
+    EC count demands."""
     if container.replication_config.type is not ReplicationType.EC:
         count = RatisContainerReplicaCount(container, replicas, (), 0, False, node_status)
         return count.is_healthy_enough_for_offline()

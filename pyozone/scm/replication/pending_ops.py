@@ -1,9 +1,10 @@
-"""ContainerReplicaPendingOps: replicas SCM has asked for but not yet seen created or deleted (spec 10.8).
+"""ContainerReplicaPendingOps: replicas SCM has asked for but not yet seen created or deleted.
 
-Counting code treats pending ADDs as "may fail" and pending DELETEs as "will succeed" (spec 10.4), so
-this table is what stops the Replication Manager from sending the same repair twice. The cluster-wide
-ADD count is the global in-flight limit's input (spec 10.7), and the bytes scheduled onto each target
-keep targets from being over-filled (spec 10.8, last bullet).
+Counting code treats pending ADDs as "may fail" and pending DELETEs as "will succeed"
+(RatisContainerReplicaCount), so this table is what stops the Replication Manager from sending the same repair
+twice. The cluster-wide ADD count is the global in-flight limit's input
+(hdds.scm.replication.inflight.limit.factor), and the bytes scheduled onto each target keep targets from being
+over-filled (ReplicationManagerUtil excludes full nodes).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class ContainerReplicaPendingOps:
         container_size: int = 0,
         low_priority: bool = False,
     ) -> None:
-        """Records an ADD; `container_size` (2 x used bytes, spec 10.7) is added to the target's
+        """Records an ADD; `container_size` (2 x used bytes, as ReplicationManager) is added to the target's
         scheduled bytes."""
         op = PendingOp(
             PendingOpType.ADD, target, replica_index, command, deadline_epoch_ms, container_size, low_priority
@@ -126,7 +127,7 @@ class ContainerReplicaPendingOps:
         return self.count(PendingOpType.ADD, False) + self.count(PendingOpType.ADD, True)
 
     def inflight_add_count(self) -> int:
-        """The pending ADDs the global in-flight limit counts (spec 10.7): LOW priority ones (the
+        """The pending ADDs the global in-flight limit counts (ReplicationManager): LOW priority ones (the
         balancer's moves) left out, as the datanodes' replication load leaves them out, so the balancer
         never uses up the Replication Manager's cap for its NORMAL repairs. Ozone counts every ADD."""
         return self.pending_add_count() - self._low_adds
@@ -142,7 +143,7 @@ class ContainerReplicaPendingOps:
     def remove_expired(self, now_epoch_ms: int | None = None) -> None:
         """The scrubber: an op past its deadline is reported timed out. An ADD is dropped (the next scan
         re-detects the under-replication); a DELETE stays pending until the Replication Manager resends
-        it with a fresh deadline, which replaces it (spec 10.8)."""
+        it with a fresh deadline, which replaces it."""
         now = self._clock.wall_ms() if now_epoch_ms is None else now_epoch_ms
         for container_id in list(self._ops):
             ops = self._ops[container_id]
@@ -157,7 +158,7 @@ class ContainerReplicaPendingOps:
                 self._notify(op, container_id, timed_out=True)
 
     def clear(self) -> None:
-        """Forget everything (on becoming leader: commands of an old term are void; spec 10.1)."""
+        """Forget everything (on becoming leader: commands of an old term are void; ReplicationManager)."""
         self._ops.clear()
         self._counts.clear()
         self._low_adds = 0
@@ -210,8 +211,8 @@ class ContainerReplicaPendingOps:
 
 
 class PendingOpsReplicaListener:
-    """Completes pending ops from the replica map (spec 7.3): a stored replica completes the ADD aimed
-    at its datanode and index, a removed one the DELETE. Register with
+    """Completes pending ops from the replica map (AbstractContainerReportHandler): a stored replica completes
+    the ADD aimed at its datanode and index, a removed one the DELETE. Register with
     ContainerManager.add_replica_listener."""
 
     def __init__(self, pending_ops: ContainerReplicaPendingOps) -> None:

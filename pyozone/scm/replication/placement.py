@@ -1,4 +1,4 @@
-"""Container placement validation and repair helpers (spec 11.1, 11.3; SCMCommonPlacementPolicy).
+"""Container placement validation and repair helpers (Ozone's SCMCommonPlacementPolicy).
 
 Pure functions over datanodes and a `rack_of` lookup, so the check chain, the repair handlers and
 offline analysis share one definition. A datanode whose rack is None is not in the topology and is
@@ -58,7 +58,7 @@ def validate_container_placement(
     total_racks: int,
     policy: PlacementPolicy | str,
 ) -> ContainerPlacementStatus:
-    """Whether replicas on `dns` satisfy the policy for `expected` replicas (spec 11.1).
+    """Whether replicas on `dns` satisfy the policy for `expected` replicas (validateContainerPlacement).
 
     `total_racks` is the cluster's rack count, 0 without a topology. Replicas beyond `expected` raise
     the per-rack maximum, so over-replication is never reported as mis-replication.
@@ -119,9 +119,9 @@ def replicas_to_copy_to_fix_misreplication(
     policy: PlacementPolicy | str,
     total_racks: int,
 ) -> list[T]:
-    """Replicas to copy to other racks (spec 11.3): walk the fullest `required` racks; each may keep the
-    per-rack maximum (recomputed as replicas and racks are accounted for) and its excess is chosen
-    among the copyable replicas (mapping value True), first seen first."""
+    """Replicas to copy to other racks (replicasToCopyToFixMisreplication): walk the fullest `required` racks;
+    each may keep the per-rack maximum (recomputed as replicas and racks are accounted for) and its excess is
+    chosen among the copyable replicas (mapping value True), first seen first."""
     groups: dict[str | None, list[T]] = {}
     for replica in replicas:
         groups.setdefault(rack_of_replica(replica), []).append(replica)

@@ -8,13 +8,13 @@ op, whose replicas are one per required node, all CLOSED, not all empty, all on 
 state is IN_SERVICE (or unknown: counting treats that as IN_SERVICE), and, when the cluster has two or
 more racks, on at least two racks.
 
-Walking the chain (spec 10.3) for such a container: handlers (1)-(3), (6)-(8) and (10)-(13) do not apply
-to its state, type or replica mix; (4) finds no replica to close; (5) needs every replica empty; (9)
-counts `factor` healthy matching replicas, neither under- nor over-replicated, none unhealthy; and
-rack-aware placement (spec 11.1) of a full replica set is satisfied as soon as it spans two racks: it
-needs min(2, racks) racks and allows all but one copy per rack, which two racks already guarantee.
-Anything else, including a one-rack set the policy might still accept, goes through the chain, which
-decides exactly. tests/unit/scm/replication checks the equivalence on generated containers.
+Walking the chain (ReplicationManager's handlers) for such a container: handlers (1)-(3), (6)-(8) and
+(10)-(13) do not apply to its state, type or replica mix; (4) finds no replica to close; (5) needs every
+replica empty; (9) counts `factor` healthy matching replicas, neither under- nor over-replicated, none
+unhealthy; and rack-aware placement (SCMContainerPlacementRackAware) of a full replica set is satisfied as
+soon as it spans two racks: it needs min(2, racks) racks and allows all but one copy per rack, which two racks
+already guarantee. Anything else, including a one-rack set the policy might still accept, goes through the
+chain, which decides exactly. tests/unit/scm/replication checks the equivalence on generated containers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""QuasiClosedStuckReplicaCount: replica targets per origin of a quasi-closed stuck container (spec 10.3 (7)).
+"""QuasiClosedStuckReplicaCount: replica targets per origin of a quasi-closed stuck container.
 
 A stuck container cannot be force-closed, so each origin's copy may hold data no other origin has.
 Instead of counting replicas, keep enough copies of every origin: more of the best origins (highest

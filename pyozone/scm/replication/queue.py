@@ -1,8 +1,8 @@
-"""ReplicationQueue: the work the check stage hands the processing stage (spec 10.6).
+"""ReplicationQueue: the work the check stage hands the processing stage (Ozone's ReplicationQueue).
 
 Under-replicated (and mis-replicated) containers wait in a priority queue, least redundancy first;
 over-replicated ones in FIFO order, as deleting is never urgent. Every enqueue bumps requeue_count
-first, so the first enqueue gives 1 and each retry sinks the container a little (spec 15.2).
+first, so the first enqueue gives 1 and each retry sinks the container a little (as Ozone's).
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ class ReplicationQueue:
 
 
 class NullQueue(ReplicationQueue):
-    """The sink of a read-only check (spec 10.2): accepts everything, keeps nothing."""
+    """The sink of a read-only check (ReplicationManager.checkContainerStatus): accepts everything, keeps
+    nothing."""
 
     def enqueue_under(self, result: UnderReplicatedHealthResult) -> UnderReplicatedHealthResult:
         return replace(result, requeue_count=result.requeue_count + 1)

@@ -1,4 +1,4 @@
-"""RatisContainerReplicaCount: is a Ratis container under-, over- or sufficiently replicated (spec 10.4)?
+"""RatisContainerReplicaCount: is a Ratis container under-, over- or sufficiently replicated?
 
 Pending ops are weighed pessimistically: an ADD may fail, a DELETE will succeed, so the Replication
 Manager never deletes on the strength of a copy that does not exist yet. Replicas on nodes leaving
@@ -54,7 +54,7 @@ class RatisContainerReplicaCount:
             if op.type is PendingOpType.ADD:
                 self.in_flight_add += 1
             # Unhealthy copies are not counted, so their pending deletes must not be either, or the
-            # container would look under-replicated (spec 15.4).
+            # container would look under-replicated (as Ozone's).
             elif consider_unhealthy or op.target_dn not in unhealthy_dns:
                 self.in_flight_del += 1
 
@@ -182,9 +182,9 @@ class RatisContainerReplicaCount:
 
     def vulnerable_unhealthy_replicas(self, node_status: NodeStatusFn) -> list[ContainerReplica]:
         """UNHEALTHY copies of a QUASI_CLOSED container that may hold the only copy of their origin's
-        data (spec 10.3 (13)): non-empty, at the container's BCSID, on a heartbeating node, and no
-        replica of the same origin (itself included) at that BCSID on an in-service heartbeating node;
-        in practice, the last copies of an origin on nodes leaving service."""
+        data (VulnerableUnhealthyReplicasHandler): non-empty, at the container's BCSID, on a heartbeating
+        node, and no replica of the same origin (itself included) at that BCSID on an in-service heartbeating
+        node; in practice, the last copies of an origin on nodes leaving service."""
         container = self.container
         if container.state is not LifeCycleState.QUASI_CLOSED:
             return []

@@ -28,7 +28,8 @@ def compare_state(container_state: LifeCycleState, replica_state: ReplicaState) 
 
 def is_unhealthy(container: ContainerInfo, replica: ContainerReplica) -> bool:
     """UNHEALTHY, or QUASI_CLOSED with a BCSID other than a CLOSED container's: such a replica lacks
-    (or has different) committed data, so it never counts toward sufficient replication (spec 15.3)."""
+    (or has different) committed data, so it never counts toward sufficient replication
+    (RatisContainerReplicaCount)."""
     return replica.state is ReplicaState.UNHEALTHY or (
         replica.state is ReplicaState.QUASI_CLOSED
         and container.state is LifeCycleState.CLOSED

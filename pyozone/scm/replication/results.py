@@ -1,4 +1,5 @@
-"""Health results: what a check found, and what the under/over-replication queues carry (spec 10.6).
+"""Health results: what a check found, and what the under/over-replication queues carry (Ozone's
+ContainerHealthResult).
 
 Results are frozen; a requeue makes a copy with `dataclasses.replace(result, requeue_count=...)`.
 """

@@ -1,4 +1,5 @@
-"""Choosing target datanodes for new replicas (spec 10.9 on the placement choose of 11.2).
+"""Choosing target datanodes for new replicas (ReplicationManagerUtil on SCMContainerPlacementRackAware's
+choose).
 
 Pure functions over the registered datanodes, a rack lookup and an injected random.Random, so a seeded
 simulator run repeats exactly. The flow is Ozone's: `get_excluded_and_used_nodes` sorts the nodes a
@@ -8,8 +9,8 @@ container touches into "used" (they hold a replica or will: rack placement count
 repair can make partial progress rather than none.
 
 Ratis containers use SCMContainerPlacementRackAware's choose (11.2), with the fallbacks of closed-container
-placement. EC containers use rack scatter (spec 11); Ozone's scatter choose is not in the spec, so it is
-modelled by its intent: every pick goes to a valid node on a rack holding the fewest of the container's
+placement. EC containers use rack scatter (SCMContainerPlacementRackScatter), whose choose is not ported, so
+it is modelled by its intent: every pick goes to a valid node on a rack holding the fewest of the container's
 replicas, which keeps reconstructed EC replicas from landing on an already used rack.
 """
 
@@ -35,7 +36,8 @@ MAX_REJECTIONS = 3
 
 
 def placement_policy_for(container: ContainerInfo) -> PlacementPolicy:
-    """Ratis containers are placed rack-aware, EC containers by rack scatter (spec 11)."""
+    """Ratis containers are placed rack-aware, EC containers by rack scatter
+    (SCMContainerPlacementRackScatter)."""
     if container.replication_config.type is ReplicationType.EC:
         return PlacementPolicy.RACK_SCATTER
     return PlacementPolicy.RACK_AWARE
@@ -71,7 +73,7 @@ def get_excluded_and_used_nodes(
     nodes: Iterable[DatanodeInfo],
     scheduled_size: Callable[[DatanodeID], int],
 ) -> ExcludedAndUsed:
-    """ReplicationManagerUtil.getExcludedAndUsedNodes (spec 10.9).
+    """ReplicationManagerUtil.getExcludedAndUsedNodes.
 
     A node with a copy that is going away (UNHEALTHY, to be removed, on a decommissioning node) may not
     receive a new one, but does not count for rack placement either. For a QUASI_CLOSED container an
@@ -79,7 +81,7 @@ def get_excluded_and_used_nodes(
     the topology, so it is neither (listing it would only inflate the count the choose checks). Finally
     nodes with bytes scheduled by pending ADDs whose usable space (remaining less committed bytes and the
     free-space floor, StorageReport.usable), less those bytes, cannot hold two copies of this container
-    are excluded (spec 10.8, last bullet).
+    are excluded (as ContainerReplicaPendingOps's scheduled sizes).
     """
     excluded: list[DatanodeID] = []
     used: list[DatanodeID] = []
@@ -123,9 +125,9 @@ def get_target_datanodes(
     default_container_size: int,
     rng: random.Random,
 ) -> list[DatanodeID]:
-    """Up to `required` new targets (spec 10.9): a target must hold two copies of a full-size container
-    (the container may still grow to the configured size). Asks for `required`, then one fewer, down to
-    one; raises FAILED_TO_FIND_SUITABLE_NODE only when not even one node can be found."""
+    """Up to `required` new targets (ReplicationManagerUtil.getTargetDatanodes): a target must hold two copies
+    of a full-size container (the container may still grow to the configured size). Asks for `required`, then
+    one fewer, down to one; raises FAILED_TO_FIND_SUITABLE_NODE only when not even one node can be found."""
     size = required_replication_space(max(container.used_bytes, default_container_size))
     for wanted in range(required, 0, -1):
         try:
@@ -199,7 +201,8 @@ class _Topology:
             load[self.rack[pick]] += 1
         return chosen
 
-    # ------------------------------------------------------------------ rack aware (spec 11.2)
+    # ------------------------------------------------------------------ rack aware
+    # (SCMContainerPlacementRackAware)
     def choose_rack_aware(
         self, used: Sequence[DatanodeID], excluded: Sequence[DatanodeID], required: int
     ) -> list[DatanodeID]:

@@ -1,4 +1,5 @@
-"""Throttling formulas of seed 003 / spec 10.7, defined once for the processors, simulator and tests."""
+"""Throttling formulas of Ozone's "Replication Manager" doc (ReplicationManager), defined once for the
+processors, simulator and tests."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def is_overloaded(load: int, limit: int) -> bool:
 
 def fills_up(load: int, added_weight: int, limit: int) -> bool:
     """Whether sending a command of `added_weight` (1, or the reconstruction weight) brings the chosen
-    node to its limit, so it is excluded until its next command-count update (spec 10.7)."""
+    node to its limit, so it is excluded until its next command-count update (as Ozone's
+    ReplicationManager)."""
     return load + added_weight >= limit
 
 

@@ -1,4 +1,4 @@
-"""Which unhealthy replicas may be deleted (spec 10.9; ReplicationManagerUtil).
+"""Which unhealthy replicas may be deleted (Ozone's ReplicationManagerUtil).
 
 Used by the Ratis check (is a QUASI_CLOSED container really over-replicated?) and by the repair
 handlers (free a node when no target is left). For a QUASI_CLOSED container a copy whose origin has no

@@ -1,4 +1,4 @@
-"""SafeModeRuleFactory: which exit rules an SCM has, given its configuration (spec 9.3)."""
+"""SafeModeRuleFactory: which exit rules an SCM has, given its configuration (Ozone's SafeModeRuleFactory)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SafeModeManager: drives the exit rules from SCM events and moves the status one way (spec 9.1, 9.2)."""
+"""SafeModeManager: drives the exit rules from SCM events and moves the status one way
+(SCMSafeModeManager)."""
 
 from __future__ import annotations
 

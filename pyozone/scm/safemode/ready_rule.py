@@ -9,7 +9,7 @@ from pyozone.scm.safemode.rule import SafeModeExitRule
 
 
 class StateMachineReadyRule(SafeModeExitRule):
-    """Ozone's StateMachineReadyRule (spec 9.3, 3.4), present only when SCM runs on Raft: it passes once
+    """Ozone's StateMachineReadyRule, present only when SCM runs on Raft: it passes once
     this SCM is the ready leader, or a follower that applied the log up to the leader's commit index seen
     when it learned the leader (ScmContext.state_machine_ready), so no rule counts reports against a
     half-replayed container table. STATEMACHINE_READY (fired by the context) validates it at once; the

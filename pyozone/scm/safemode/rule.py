@@ -1,4 +1,4 @@
-"""SafeModeExitRule: the contract every safe-mode exit rule implements (spec 9.2)."""
+"""SafeModeExitRule: the contract every safe-mode exit rule implements (Ozone's SafeModeExitRule)."""
 
 from __future__ import annotations
 

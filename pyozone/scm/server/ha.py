@@ -569,7 +569,7 @@ class ScmRaft:
         )
 
     def check_caught_up(self) -> None:
-        """Raises NotServing unless StateMachineReadyRule's condition holds (spec 3.4): the ready leader,
+        """Raises NotServing unless StateMachineReadyRule's condition holds: the ready leader,
         or a follower that applied its log up to the leader's commit index seen when it learned it."""
         self._refuse_if_failed()
         self.observe()
@@ -731,6 +731,6 @@ def leader_only(
 
 
 def caught_up_only(servicer: object, raft: ScmRaft) -> Gated:
-    """The datanode protocol of an HA SCM: refused while this SCM catches up its log (spec 3.4, Ozone's
+    """The datanode protocol of an HA SCM: refused while this SCM catches up its log (Ozone's
     deferred DatanodeProtocolServer start), so no report is judged against a half-replayed table."""
     return Gated(servicer, raft.check_caught_up)

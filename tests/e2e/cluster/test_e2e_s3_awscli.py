@@ -6,6 +6,8 @@ refuses SigV2 (InvalidRequest), so the config asks for SigV4."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -223,6 +225,29 @@ def test_get_object_attributes_round_trip(aws: Aws, tmp_path: Path) -> None:
     assert done.returncode != 0 and "InvalidArgument" in done.stderr, done.stderr
 
 
+def test_checksums_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """`aws s3 cp --checksum-algorithm`, `s3api put-object --checksum-algorithm` and head-object
+    --checksum-mode ENABLED; a multipart upload's composite checksum; a wrong value BadDigest (issue 33,
+    item 2)."""
+    data = b"checked by the cli"
+    (tmp_path / "up").write_bytes(data)
+    up = str(tmp_path / "up")
+    aws.ok("s3api", "put-object", "--bucket", sc.BUCKET, "--key", "sum-sha256", "--body", up,
+           "--checksum-algorithm", "SHA256")  # fmt: skip
+    head = aws.api("head-object", "--key", "sum-sha256", "--checksum-mode", "ENABLED")
+    assert head["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(data).digest()).decode()
+    big = sc.payload("checksums", sc.SIZES["20MB"])
+    (tmp_path / "big").write_bytes(big)
+    aws.ok("s3", "cp", str(tmp_path / "big"), uri("sum-crc32"), "--checksum-algorithm", "CRC32")
+    head = aws.api("head-object", "--key", "sum-crc32", "--checksum-mode", "ENABLED")
+    assert head["ChecksumCRC32"].endswith("-3"), head  # COMPOSITE: a CRC of the parts' CRCs, 3 parts
+    aws.ok("s3", "cp", uri("sum-crc32"), str(tmp_path / "down"))
+    assert (tmp_path / "down").read_bytes() == big
+    wrong = aws.run("s3api", "put-object", "--bucket", sc.BUCKET, "--key", "sum-wrong", "--body", up,
+                    "--checksum-sha256", "A" * 43 + "=")  # fmt: skip
+    assert wrong.returncode != 0 and "BadDigest" in wrong.stderr, wrong.stderr
+
+
 def test_versioning_round_trip(aws: Aws, tmp_path: Path) -> None:
     """put-bucket-versioning, versioned puts, a delete marker, list-object-versions and a read by version id
     (issue 33, item 1)."""
@@ -271,3 +296,34 @@ def test_lifecycle_round_trip(aws: Aws, tmp_path: Path) -> None:
     (tmp_path / "rules.json").write_text(json.dumps(rules))
     refused = aws.run("s3api", "put-bucket-lifecycle-configuration", *bucket, *config)
     assert refused.returncode != 0 and "InvalidArgument" in refused.stderr
+
+
+def test_object_lock_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """create-bucket --object-lock-enabled-for-bucket, put/get-object-lock-configuration, a put with
+    retention, get-object-retention, a refused delete of the version and the legal hold (issue 33, item 6)."""
+    bucket = ("--bucket", "locked-cli")
+    aws.ok("s3api", "create-bucket", *bucket, "--object-lock-enabled-for-bucket")
+    config = (
+        '{"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}'
+    )
+    aws.ok("s3api", "put-object-lock-configuration", *bucket, "--object-lock-configuration", config)
+    got = json.loads(aws.ok("s3api", "get-object-lock-configuration", *bucket, "--output", "json"))
+    assert got["ObjectLockConfiguration"] == json.loads(config)
+    (tmp_path / "up").write_bytes(b"locked")
+    put = aws.ok(
+        "s3api", "put-object", *bucket, "--key", "k", "--body", str(tmp_path / "up"), "--object-lock-mode",
+        "COMPLIANCE", "--object-lock-retain-until-date", "2099-01-01T00:00:00Z", "--output", "json",
+    )  # fmt: skip
+    version = json.loads(put)["VersionId"]
+    retention = json.loads(aws.ok("s3api", "get-object-retention", *bucket, "--key", "k", "--output", "json"))
+    assert retention["Retention"]["Mode"] == "COMPLIANCE"
+    assert retention["Retention"]["RetainUntilDate"].startswith("2099-01-01T00:00:00")
+    refused = aws.run("s3api", "delete-object", *bucket, "--key", "k", "--version-id", version)
+    assert refused.returncode != 0 and "AccessDenied" in refused.stderr
+    aws.ok("s3api", "put-object-legal-hold", *bucket, "--key", "k", "--legal-hold", "Status=ON")
+    hold = json.loads(aws.ok("s3api", "get-object-legal-hold", *bucket, "--key", "k", "--output", "json"))
+    assert hold == {"LegalHold": {"Status": "ON"}}
+    suspended = aws.run(
+        "s3api", "put-bucket-versioning", *bucket, "--versioning-configuration", "Status=Suspended"
+    )
+    assert suspended.returncode != 0 and "InvalidBucketState" in suspended.stderr

@@ -4,9 +4,12 @@ checks one step of its JSON report."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import subprocess
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,3 +107,23 @@ def test_lifecycle_round_trip(report: dict[str, Any]) -> None:
         {"ID": "tmp", "Filter": {"Prefix": "tmp/"}, "Status": "Enabled", "Expiration": {"Days": 1}}
     ]
     assert got["after_delete"] == "FileNotFoundError"
+
+
+def test_versioning_round_trip(report: dict[str, Any]) -> None:
+    """s3fs's version_aware filesystem: object_version_info, a read by version id, rm leaving a delete
+    marker over the versions (issue 33, item 1)."""
+    got = step(report, "versioning")
+    assert (got["versions"], got["older"]) == (2, "one")
+    assert got["latest_after_rm"] == [True] and got["kept"] is True
+    assert got["exists_after_rm"] is False
+
+
+def test_checksums_round_trip(report: dict[str, Any]) -> None:
+    """put_object's ChecksumAlgorithm through s3fs, read back by ChecksumMode; a wrong SHA-256 refused
+    (issue 33, item 2)."""
+    got = step(report, "checksums")
+    assert got["CRC32"] == base64.b64encode(zlib.crc32(b"checked").to_bytes(4, "big")).decode()
+    assert got["SHA256"] == base64.b64encode(hashlib.sha256(b"checked").digest()).decode()
+    # s3fs turns BadDigest into EINVAL with Amazon's message
+    message = "The SHA256 you specified did not match the calculated checksum."
+    assert got["wrong"] == f"OSError: [Errno 22] {message}"

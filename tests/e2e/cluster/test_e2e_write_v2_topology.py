@@ -1,6 +1,7 @@
 """Write pipeline V2 carries each byte across racks once; V1 with a remote leader carries it twice or more
-(seed 004, Fig. I.2). Counted from what every datanode says it sent to each peer (`GET /traffic`) plus the
-client's own first hop, on a 3-datanode cluster over two racks with one RATIS/THREE pipeline."""
+(the "Ozone Write Pipeline V2 with Ratis Streaming" blog post, Fig. I.2). Counted from what every datanode
+says it sent to each peer (`GET /traffic`) plus the client's own first hop, on a 3-datanode cluster over two
+racks with one RATIS/THREE pipeline."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ command is the real CLI, acting as the user it names.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import http.client
 import io
 import json
@@ -481,6 +482,41 @@ def test_s3_versions_are_checked_as_their_key(users: Users) -> None:
     assert [e["Code"] for e in refused.get("Errors", [])] == ["AccessDenied"]
     assert alice.get_object(Bucket="history", Key="page", VersionId=first)["Body"].read() == b"first"
     assert len(alice.list_object_versions(Bucket="history")["DeleteMarkers"]) == 1
+
+
+def test_s3_object_lock_bypass_and_configuration_are_the_owner_s(users: Users) -> None:
+    """Issue 33, item 6: bob, granted every Ozone right on alice's Object Lock bucket and keys, neither
+    changes its configuration nor bypasses GOVERNANCE retention (the owner's or an administrator's); his
+    native delete only adds a delete marker; alice's bypass removes the version."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="vault", ObjectLockEnabledForBucket=True)
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:a", "/s3v/vault")
+    until = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1)
+    version = alice.put_object(
+        Bucket="vault", Key="doc", Body=b"kept", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until
+    )["VersionId"]
+    free = alice.put_object(Bucket="vault", Key="free", Body=b"x")["VersionId"]
+    for key in ("doc", "free"):  # bob may delete them as far as Ozone's ACLs go
+        users.ok("alice", "key", "addacl", "-a", "user:bob:a", f"/s3v/vault/{key}")
+    bob.delete_object(Bucket="vault", Key="free", VersionId=free)  # no lock: his rights suffice
+    config = {"ObjectLockEnabled": "Enabled"}
+    shorter = {"Mode": "GOVERNANCE", "RetainUntilDate": until - datetime.timedelta(hours=1)}
+    for attempt in (
+        lambda: bob.put_object_lock_configuration(Bucket="vault", ObjectLockConfiguration=config),
+        lambda: bob.delete_object(
+            Bucket="vault", Key="doc", VersionId=version, BypassGovernanceRetention=True
+        ),
+        lambda: bob.put_object_retention(
+            Bucket="vault", Key="doc", VersionId=version, Retention=shorter, BypassGovernanceRetention=True
+        ),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    users.ok("bob", "key", "delete", "/s3v/vault/doc")  # a delete marker: the version stays
+    assert alice.get_object(Bucket="vault", Key="doc", VersionId=version)["Body"].read() == b"kept"
+    alice.delete_object(Bucket="vault", Key="doc", VersionId=version, BypassGovernanceRetention=True)
 
 
 def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:

@@ -1,9 +1,10 @@
 """Acceptance (issue 16): SCM's web UI in headless Chromium against one live cluster (`cluster up`, three
 datanodes).
 
-- Pipeline Statistics (seed 000): the counts per state and type, the open RATIS/THREE pipelines and each
-  datanode's pipelines are what `pyozone admin pipeline list --json` says; the limits, the target and its
-  steps are what `pyozone plan pipelines` computes on an inventory of the cluster's datanodes.
+- Pipeline Statistics (Ozone's "Calculating Ratis Pipeline Limits" doc): the counts per state and type,
+  the open RATIS/THREE pipelines and each datanode's pipelines are what `pyozone admin pipeline list
+  --json` says; the limits, the target and its steps are what `pyozone plan pipelines` computes on an
+  inventory of the cluster's datanodes.
 - A datanode killed with -9 turns STALE, then DEAD, on the Datanodes page.
 - The Containers page shows `admin container report --json`; a sample container links to its page, which
   shows `admin container info --json`.

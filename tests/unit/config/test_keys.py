@@ -1,4 +1,5 @@
-"""The key table against spec section 2, and typed parsing of every Kind."""
+"""The key table against Ozone's defaults (ozone-default.xml, ScmConfigKeys), and typed parsing of every
+Kind."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ MIN, GB, MB = 60_000, 1 << 30, 1 << 20
         ("ozone.metadata.dirs", None),
     ],
 )
-def test_defaults_match_spec_section_2(name: str, value: object) -> None:
+def test_defaults_match_ozone_default_xml(name: str, value: object) -> None:
     assert OzoneConfiguration().get(name) == value
 
 

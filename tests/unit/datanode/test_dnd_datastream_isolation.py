@@ -1,6 +1,6 @@
-"""Seed 004's Pros3: datastreams to different disks of one datanode do not wait for each other. One
-volume is slowed by the test-only fault hook (storage/faults.py); a stream to a container on the other
-volume keeps at least 80 % of the rate it has alone."""
+"""The "Ozone Write Pipeline V2 with Ratis Streaming" blog post's Pros3: datastreams to different disks of one
+datanode do not wait for each other. One volume is slowed by the test-only fault hook (storage/faults.py); a
+stream to a container on the other volume keeps at least 80 % of the rate it has alone."""
 
 from __future__ import annotations
 

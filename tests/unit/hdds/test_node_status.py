@@ -1,4 +1,4 @@
-"""NodeStatus predicates (spec 1.4)."""
+"""NodeStatus predicates (Ozone's NodeStatus)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`pyozone plan pipelines`: the number of RATIS/THREE pipelines SCM keeps, from the real code (spec 6.3).
+"""`pyozone plan pipelines`: the number of RATIS/THREE pipelines SCM keeps, from the real code
+(RatisPipelineProvider).
 
-Seed 000 is Ozone's "Calculating Ratis Pipeline Limits" page: 10 healthy datanodes, 8 with 4 metadata
+Ozone's "Calculating Ratis Pipeline Limits" page: 10 healthy datanodes, 8 with 4 metadata
 disks and 2 with 2, per.metadata.disk=2, datanode.pipeline.limit=0, ratis.pipeline.limit=30 -> 24.
 With Ozone's default auto.factor.one=true the background creator also makes one RATIS/ONE pipeline per
 datanode and the global cap counts them: 30 - 10 = 20.
@@ -61,7 +62,7 @@ def write_csv(path: Path, nodes: list[InventoryNode]) -> Path:
     return path
 
 
-# ------------------------------------------------------------ seed 000 via the CLI
+# ------------------------------------------------------------ Calculating Ratis Pipeline Limits via the CLI
 def test_seed000_without_factor_one_is_24(cli: Cli) -> None:
     result = cli("plan", "pipelines", "--inventory", str(SEED000), *DYNAMIC, *NO_FACTOR_ONE)
     assert result.code == 0 and result.err == ""
@@ -154,7 +155,8 @@ def test_fixed_limit_ten_nodes(cli: Cli, tmp_path: Path, limit: int, expected: i
 
 @pytest.mark.parametrize("factor_one", [False, True])
 def test_fixed_limit_ignores_the_global_cap(factor_one: bool) -> None:
-    """Spec 6.3: with L > 0 ozone.scm.ratis.pipeline.limit is not consulted, even when it is smaller."""
+    """RatisPipelineProvider.exceedPipelineNumberLimit: with L > 0 ozone.scm.ratis.pipeline.limit is not
+    consulted, even when it is smaller."""
     settings = {
         "ozone.scm.datanode.pipeline.limit": "2",
         "ozone.scm.ratis.pipeline.limit": "1",

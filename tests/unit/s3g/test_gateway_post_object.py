@@ -441,6 +441,17 @@ def test_a_checksum_field_is_not_implemented(gateway: GatewayOnThread, s3: Any) 
     assert (status, error(body)[0]) == (501, "NotImplemented")
 
 
+def test_an_object_lock_field_is_not_implemented(gateway: GatewayOnThread, s3: Any) -> None:
+    """Never stored without the retention it asks for (issue 33, item 6: the gateway's header check no longer
+    refuses it for every write)."""
+    form = presigned(
+        s3, "lock.txt", {"x-amz-object-lock-legal-hold": "ON"}, [{"x-amz-object-lock-legal-hold": "ON"}]
+    )
+    status, _, body = post(gateway, form)
+    assert (status, error(body)[0]) == (501, "NotImplemented")
+    assert "Contents" not in s3.list_objects_v2(Bucket=BUCKET, Prefix="lock.txt")
+
+
 def test_an_anonymous_form_is_refused_at_its_bound_without_more_bytes(gateway: GatewayOnThread) -> None:
     """R30's P1: the form reached the parser only once 8 MiB of it were held (two 4 MiB pieces), so 30 KB
     before the file, then silence, got no answer, and every such connection held megabytes. Now the parser

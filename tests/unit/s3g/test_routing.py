@@ -93,6 +93,12 @@ def test_query_keeps_blank_subresources() -> None:
         ("GET", "/b?ownershipControls", {}, Operation.GET_BUCKET_OWNERSHIP_CONTROLS),
         ("PUT", "/b?ownershipControls", {}, Operation.PUT_BUCKET_OWNERSHIP_CONTROLS),
         ("DELETE", "/b?ownershipControls", {}, Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS),
+        ("GET", "/b?object-lock", {}, Operation.GET_OBJECT_LOCK_CONFIGURATION),
+        ("PUT", "/b?object-lock", {}, Operation.PUT_OBJECT_LOCK_CONFIGURATION),
+        ("GET", "/b/k?retention&versionId=v", {}, Operation.GET_OBJECT_RETENTION),
+        ("PUT", "/b/k?retention", {}, Operation.PUT_OBJECT_RETENTION),
+        ("GET", "/b/k?legal-hold", {}, Operation.GET_OBJECT_LEGAL_HOLD),
+        ("PUT", "/b/k?legal-hold", {}, Operation.PUT_OBJECT_LEGAL_HOLD),
     ],
 )
 def test_operation(method: str, path: str, headers: dict[str, str], expected: Operation) -> None:
@@ -108,7 +114,11 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
         ("PUT", "/b?website", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?encryption", S3ErrorCode.NotImplemented),  # a bucket's subresource only
-        ("GET", "/b/k?retention", S3ErrorCode.NotImplemented),
+        ("GET", "/b?retention", S3ErrorCode.NotImplemented),  # an object's subresource only
+        ("PUT", "/b?legal-hold", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?object-lock", S3ErrorCode.NotImplemented),  # a bucket's subresource only
+        ("DELETE", "/b?object-lock", S3ErrorCode.MethodNotAllowed),
+        ("DELETE", "/b/k?retention", S3ErrorCode.MethodNotAllowed),
         ("GET", "/b/k?cors", S3ErrorCode.NotImplemented),  # a bucket's subresource only
         ("PUT", "/b/k?policy", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?publicAccessBlock", S3ErrorCode.NotImplemented),

@@ -1,4 +1,4 @@
-"""The Replication Manager's check stage (spec 10.2, 10.3): one module per handler, the request and
+"""The Replication Manager's check stage (Ozone's ReplicationManager): one module per handler, the request and
 services they see (request.py) and the chain that runs them (chain.py)."""
 
 from pyozone.scm.replication.check.chain import CheckHandler, default_chain, run_chain

@@ -1,5 +1,5 @@
-"""The container check chain (spec 10.2, 10.3): handlers in a fixed order, the first to return True
-ends the chain ("chain of responsibility", seed 003).
+"""The container check chain (Ozone's ReplicationManager): handlers in a fixed order, the first to return True
+ends the chain ("chain of responsibility", Ozone's "Replication Manager" doc).
 
 Order matters: state-specific handlers (open, closing, empty, deleting) must see a container before any
 replication check, the quasi-closed and mismatched handlers act but never stop the chain, and the
@@ -52,7 +52,7 @@ _DEFAULT_CHAIN: tuple[CheckHandler, ...] = (
 
 
 def default_chain() -> tuple[CheckHandler, ...]:
-    """The 13 handlers in spec 10.3's order. Handlers are stateless, so one chain serves every check."""
+    """The 13 handlers in Ozone's order. Handlers are stateless, so one chain serves every check."""
     return _DEFAULT_CHAIN
 
 
@@ -61,7 +61,7 @@ def run_chain(
     services: CheckServices,
     chain: Sequence[CheckHandler] | None = None,
 ) -> ContainerHealthState:
-    """Check one container (spec 10.2) and return its new health state: the last state a handler
+    """Check one container (processContainer) and return its new health state: the last state a handler
     recorded, HEALTHY if none. A suppressed container is skipped entirely (HEALTHY, nothing recorded).
     Counting the container's lifecycle state in the report is the caller's job (the full scan)."""
     if request.container.suppressed:

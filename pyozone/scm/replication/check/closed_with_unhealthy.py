@@ -1,4 +1,4 @@
-"""(10) ClosedWithUnhealthyReplicasHandler (spec 10.3 (10)): delete UNHEALTHY extra copies of a CLOSED EC
+"""(10) ClosedWithUnhealthyReplicasHandler, as Ozone's: delete UNHEALTHY extra copies of a CLOSED EC
 container whose indexes all have a CLOSED copy too.
 
 Reached only when the EC check found the container sufficiently replicated, so an UNHEALTHY copy beside

@@ -1,4 +1,4 @@
-"""(2) ClosingContainerHandler (spec 10.3 (2)): drive CLOSING containers to a closed state.
+"""(2) ClosingContainerHandler, as Ozone's: drive CLOSING containers to a closed state.
 
 Close commands are resent on every pass because a datanode may have missed one. Ratis replicas are
 closed through Ratis (force=false) so all members agree on the last committed write; EC replicas have no

@@ -1,4 +1,4 @@
-"""(6) DeletingContainerHandler (spec 10.3 (6)): finish deleting DELETING containers; DELETED ones need
+"""(6) DeletingContainerHandler, as Ozone's: finish deleting DELETING containers; DELETED ones need
 nothing. Both end the chain: a container on its way out is never repaired.
 
 With no replica left the container becomes DELETED (CLEANUP). Otherwise the delete is resent to each

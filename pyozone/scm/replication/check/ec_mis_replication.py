@@ -1,4 +1,4 @@
-"""(11) ECMisReplicationCheckHandler (spec 10.3 (11)): EC replicas not spread as the placement policy
+"""(11) ECMisReplicationCheckHandler, as Ozone's: EC replicas not spread as the placement policy
 wants (e.g. too many on one rack). Repair copies replicas to other racks, so the result goes to the
 under-replicated queue (with the lowest priority, MIS_REPLICATED_REDUNDANCY), unless pending ops
 already fix the placement.

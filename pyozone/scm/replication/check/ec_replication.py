@@ -1,7 +1,7 @@
-"""(8) ECReplicationCheckHandler (spec 10.3 (8), 10.5): under- and over-replication of EC containers.
+"""(8) ECReplicationCheckHandler, as Ozone's: under- and over-replication of EC containers.
 
-Report names are HEAD's single combination states (spec 10.11). An unrecoverable container (fewer than
-`data` indexes with a good copy) cannot be reconstructed, so it is queued only to copy indexes whose
+Report names are HEAD's single combination states (ContainerHealthState). An unrecoverable container (fewer
+than `data` indexes with a good copy) cannot be reconstructed, so it is queued only to copy indexes whose
 good copy sits on a node leaving service, as otherwise decommission would wait for ever and the copy
 could be lost too.
 """

@@ -1,4 +1,4 @@
-"""(5) EmptyContainerHandler (spec 10.3 (5)): delete containers whose blocks have all been deleted.
+"""(5) EmptyContainerHandler, as Ozone's: delete containers whose blocks have all been deleted.
 
 A: CLOSED, every replica CLOSED and empty -> move the container to DELETING, then delete the replicas.
    For Ratis the container stays CLOSED unless some replica has the container's BCSID: replicas that

@@ -1,4 +1,4 @@
-"""(4) MismatchedReplicasHandler (spec 10.3 (4)): close replicas left behind by a CLOSED or QUASI_CLOSED
+"""(4) MismatchedReplicasHandler, as Ozone's: close replicas left behind by a CLOSED or QUASI_CLOSED
 container. Only sends commands, so it is skipped in read-only mode, and never stops the chain.
 
 OPEN or CLOSING replicas get a close: Ratis ones without force (the datanode then quasi-closes them if

@@ -1,4 +1,4 @@
-"""(1) OpenContainerHandler (spec 10.3 (1)): OPEN containers end the chain here, healthy or not.
+"""(1) OpenContainerHandler, as Ozone's: OPEN containers end the chain here, healthy or not.
 
 An open container is still being written, so replication decisions would be premature; the only repair
 is to close it when its pipeline is gone or a replica has left the OPEN state (a write failed there).

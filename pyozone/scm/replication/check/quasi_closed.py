@@ -1,4 +1,4 @@
-"""(3) QuasiClosedContainerHandler (spec 10.3 (3)): force close a QUASI_CLOSED Ratis container once that
+"""(3) QuasiClosedContainerHandler, as Ozone's: force close a QUASI_CLOSED Ratis container once that
 cannot lose data, else report it QUASI_CLOSED_STUCK. Never stops the chain, so under- and
 over-replication are still checked.
 

@@ -1,4 +1,4 @@
-"""(7) QuasiClosedStuckReplicationCheck (spec 10.3 (7)): replication of QUASI_CLOSED containers that
+"""(7) QuasiClosedStuckReplicationCheck, as Ozone's: replication of QUASI_CLOSED containers that
 cannot be force closed.
 
 Such a container's origins may each hold data no other origin has, so counting replicas is wrong: keep

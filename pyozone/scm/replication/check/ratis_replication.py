@@ -1,4 +1,4 @@
-"""(9) RatisReplicationCheckHandler (spec 10.3 (9)): under-, over- and mis-replication of Ratis
+"""(9) RatisReplicationCheckHandler, as Ozone's: under-, over- and mis-replication of Ratis
 containers, from ratis_check_health.
 
 Steps aside (returns false) for quasi-closed stuck containers (check (7) owns them), for healthy or

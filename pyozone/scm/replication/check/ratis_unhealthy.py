@@ -1,4 +1,4 @@
-"""(12) RatisUnhealthyReplicationCheckHandler (spec 10.3 (12)): Ratis containers with only unhealthy
+"""(12) RatisUnhealthyReplicationCheckHandler, as Ozone's: Ratis containers with only unhealthy
 replicas (UNHEALTHY, or QUASI_CLOSED with the wrong BCSID of a CLOSED container).
 
 No good copy exists, so the container is UNHEALTHY whatever happens; still, the unhealthy copies are the

@@ -1,5 +1,5 @@
 """What a check handler is given: the container's facts (ContainerCheckRequest) and the few SCM services
-it may query or act through (CheckServices), spec 10.2.
+it may query or act through (CheckServices), as Ozone's processContainer.
 
 Handlers see nothing else, so the same chain runs inside the Replication Manager, in read-only mode for
 the decommission monitor and admin tools, and against a recording fake in tests.
@@ -56,7 +56,7 @@ class CheckServices(Protocol):
 @dataclass(slots=True)
 class ContainerCheckRequest:
     """One container's check. `maintenance_redundancy` is maintenance.remaining.redundancy for EC and
-    maintenance.replica.minimum for Ratis (spec 10.2 step 3). In read-only mode the queue is a sink and
+    maintenance.replica.minimum for Ratis (as processContainer). In read-only mode the queue is a sink and
     no handler acts, but the report is filled exactly as in a normal check."""
 
     container: ContainerInfo

@@ -1,4 +1,4 @@
-"""(13) VulnerableUnhealthyReplicasHandler (spec 10.3 (13)): UNHEALTHY replicas of a QUASI_CLOSED Ratis
+"""(13) VulnerableUnhealthyReplicasHandler, as Ozone's: UNHEALTHY replicas of a QUASI_CLOSED Ratis
 container that may hold the only copy of their origin's latest data (the container's BCSID), typically
 on a node leaving service. Such a copy must be replicated before the node goes, so the container is
 reported UNHEALTHY_UNDER_REPLICATED and queued with the "vulnerable" flag, which tells the

@@ -1,5 +1,5 @@
-"""The Replication Manager's processing stage (spec 10.6-10.10): repair handlers for queued results,
-routed by kind, and the processors that drain the queues within the throttling limits."""
+"""The Replication Manager's processing stage (Ozone's UnhealthyReplicationProcessor): repair handlers for
+queued results, routed by kind, and the processors that drain the queues within the throttling limits."""
 
 from pyozone.scm.replication.processing.context import RepairContext
 from pyozone.scm.replication.processing.processors import (

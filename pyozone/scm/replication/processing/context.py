@@ -1,7 +1,7 @@
 """RepairContext: what a repair handler may see and use (implemented by the Replication Manager), and the
 helpers every handler shares to read it.
 
-Handlers re-read replicas and pending ops when they run (spec 10.6): a result may have waited in the
+Handlers re-read replicas and pending ops when they run (as Ozone's): a result may have waited in the
 queue for a while, and repairing from stale facts would duplicate or undo work.
 """
 

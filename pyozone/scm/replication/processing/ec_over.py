@@ -1,9 +1,9 @@
-"""ECOverReplicationHandler (spec 10.10): delete extra copies of EC replica indexes.
+"""ECOverReplicationHandler (Ozone's class of that name): delete extra copies of EC replica indexes.
 
 Only CLOSED copies on in-service heartbeating nodes are candidates (a copy on a STALE or leaving node
 may vanish by itself). The placement helper picks which copies go, from the most crowded racks first
-(spec 11.3); an index is never taken to zero. Deletes are throttled; the first refusal is raised after
-the rest were tried, so the container is requeued.
+(replicasToRemoveToFixOverreplication); an index is never taken to zero. Deletes are throttled; the first
+refusal is raised after the rest were tried, so the container is requeued.
 """
 
 from __future__ import annotations

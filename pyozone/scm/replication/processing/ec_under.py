@@ -1,4 +1,5 @@
-"""ECUnderReplicationHandler (spec 10.10): rebuild missing EC indexes, copy indexes off leaving nodes.
+"""ECUnderReplicationHandler (Ozone's class of that name): rebuild missing EC indexes, copy indexes off
+leaving nodes.
 
 Three phases share one list of used and excluded nodes, so no two new copies land on the same node:
 

@@ -1,9 +1,10 @@
-"""MisReplicationHandler (spec 10.10): copy replicas off over-full racks, Ratis and EC alike.
+"""MisReplicationHandler (Ozone's class of that name): copy replicas off over-full racks, Ratis and EC alike.
 
 Only a container with exactly the right number of replicas and nothing pending is touched: fixing
 under- or over-replication first often fixes the racks too, and the copies made here leave the
 container over-replicated, which the over-replication handler then resolves rack by rack. The
-placement helper picks the copies to move (spec 11.3); their nodes are excluded as targets.
+placement helper picks the copies to move (replicasToCopyToFixMisreplication); their nodes are excluded as
+targets.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The under- and over-replication processors: one pass over a replication queue (spec 10.6).
+"""The under- and over-replication processors: one pass over a replication queue (Ozone's
+UnderReplicatedProcessor, OverReplicatedProcessor).
 
 A pass takes results off the queue until it is empty, the Replication Manager must stop (checked before
 every item), or, for under-replication only, the cluster has as many replicas pending creation as the

@@ -1,4 +1,5 @@
-"""Quasi-closed stuck under/over-replication handlers (spec 10.10, last paragraph).
+"""Quasi-closed stuck under/over-replication handlers (Ozone's QuasiClosedStuckUnderReplicationHandler and
+QuasiClosedStuckOverReplicationHandler).
 
 A stuck container cannot be force-closed, so every origin's copies may hold data nobody else has: the
 repair keeps enough copies of each origin (QuasiClosedStuckReplicaCount) rather than enough replicas.

@@ -1,4 +1,4 @@
-"""RatisOverReplicationHandler (spec 10.10): delete excess replicas of a Ratis container.
+"""RatisOverReplicationHandler (Ozone's class of that name): delete excess replicas of a Ratis container.
 
 Only replicas on heartbeating nodes count: deleting a good copy because a STALE one looks like a spare
 could lose both when the stale node dies. Mismatched and unhealthy copies go first; good copies only

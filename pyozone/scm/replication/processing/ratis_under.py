@@ -1,4 +1,4 @@
-"""RatisUnderReplicationHandler (spec 10.10, steps 1-6): copy a Ratis container to new datanodes.
+"""RatisUnderReplicationHandler (Ozone's class of that name): copy a Ratis container to new datanodes.
 
 Copies come from the replicas most likely to hold all committed data (the highest BCSID among CLOSED,
 else QUASI_CLOSED, else UNHEALTHY ones), pushed by the least-loaded source. A partial repair is sent

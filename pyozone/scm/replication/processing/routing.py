@@ -1,4 +1,5 @@
-"""Which repair handler a queued result goes to (spec 10.6, "Under-rep routing")."""
+"""Which repair handler a queued result goes to (as Ozone's UnderReplicatedProcessor and
+OverReplicatedProcessor)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A real Replication Manager around one scenario's container (spec 19's harness).
+"""A real Replication Manager around one scenario's container (TestReplicationManagerScenarios's harness).
 
 Everything SCM-side is real: node, pipeline and container managers on an in-memory store, and the
 ReplicationManager with its check chain, processors, pending-op table and command sender. Only what

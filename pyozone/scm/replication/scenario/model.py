@@ -1,4 +1,4 @@
-"""Replication Manager scenarios in the JSON format of Ozone's TestReplicationManagerScenarios (spec 19).
+"""Replication Manager scenarios in the JSON format of Ozone's TestReplicationManagerScenarios.
 
 A file holds one scenario object or a list of them. Each names one container (state, replication
 config, BCSID), its replicas (with the state of the datanode each sits on), pending replica operations,

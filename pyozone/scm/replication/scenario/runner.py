@@ -1,5 +1,5 @@
 """Runs scenarios through the harness and compares what the Replication Manager did with what each
-scenario expects, phase by phase as Ozone's TestReplicationManagerScenarios does (spec 19):
+scenario expects, phase by phase as Ozone's TestReplicationManagerScenarios does:
 
 1. check: every report count (states the expectation leaves out must be 0), both queue sizes, and
    the commands sent during the check;

@@ -1,4 +1,5 @@
-"""Pipelines and the Pipeline Statistics of seed 000: what SCM keeps, against what its limits allow.
+"""Pipelines and the Pipeline Statistics of Ozone's "Calculating Ratis Pipeline Limits" doc: what SCM keeps,
+against what its limits allow.
 
 /api/v1/pipelines              `admin pipeline list --json` items, paginated; ?state= ?replication=
 /api/v1/pipelines/statistics   counts per replication config and state, the three limits in force, the

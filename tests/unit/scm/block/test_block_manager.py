@@ -1,4 +1,4 @@
-"""BlockManager: allocateBlock (spec 6.7, 9.4) and deleteBlocks (spec 8.1)."""
+"""BlockManager: allocateBlock and deleteBlocks (Ozone's BlockManagerImpl)."""
 
 from __future__ import annotations
 

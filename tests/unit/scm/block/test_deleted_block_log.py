@@ -1,4 +1,5 @@
-"""DeletedBlockLog: which transactions go where (spec 8.2), command status (8.4) and ACKs (8.5)."""
+"""DeletedBlockLog: which transactions go where (getTransactions), command status
+(SCMDeleteBlocksCommandStatusManager) and ACKs (commitTransactions)."""
 
 from __future__ import annotations
 

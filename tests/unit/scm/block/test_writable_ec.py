@@ -1,5 +1,6 @@
-"""WritableECContainerProvider (spec 6.7) through the real SCM core: pipelines up to the maximum, then
-existing containers with room; full pipelines closed; the exclude list honoured; the last-try raise."""
+"""WritableECContainerProvider (Ozone's class of that name) through the real SCM core: pipelines up to the
+maximum, then existing containers with room; full pipelines closed; the exclude list honoured; the last-try
+raise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The lifecycle state machine over the whole state x event grid, and monotonic application (spec 7.1)."""
+"""The lifecycle state machine over the whole state x event grid, and monotonic application
+(ContainerStateManagerImpl)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from tests.unit.scm.container.scm_fakes import Harness, make_harness
 
 S, E = LifeCycleState, LifeCycleEvent
 
-# Written from the spec's table, independently of the implementation: the next state for each event,
-# "=" for an idempotent self-loop, None for an invalid pair.
+# Written from ContainerStateManagerImpl's transitions, independently of the implementation: the next state
+# for each event, "=" for an idempotent self-loop, None for an invalid pair.
 COLUMNS = (E.FINALIZE, E.QUASI_CLOSE, E.CLOSE, E.FORCE_CLOSE, E.DELETE, E.CLEANUP)
 EXPECTED: dict[S, tuple[S | str | None, ...]] = {
     S.OPEN:         (S.CLOSING, None,           None,     None,     None,       None),

@@ -1,4 +1,5 @@
-"""get_matching_container: open-container limit first, then round-robin by space, else allocate (spec 6.7).
+"""get_matching_container: open-container limit first, then round-robin by space, else allocate
+(WritableRatisContainerProvider).
 
 With the default owner.container.count (3) and pipeline limit (2), a member with V healthy volumes
 allows ceil(3V / 2) open containers per owner on the pipeline: 2 for one volume, 5 for three.

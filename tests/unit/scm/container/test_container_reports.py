@@ -1,4 +1,4 @@
-"""Full and incremental container report processing (spec 7.3)."""
+"""Full and incremental container report processing (Ozone's AbstractContainerReportHandler)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""EC containers close without a log (spec 7.2, 7.3): when a member of their pipeline goes, or it leaves
-service, SCM force-closes every index, and index 1 or a parity index reporting CLOSED closes the container."""
+"""EC containers close without a log (CloseContainerEventHandler, AbstractContainerReportHandler): when a
+member of their pipeline goes, or it leaves service, SCM force-closes every index, and index 1 or a parity
+index reporting CLOSED closes the container."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ScmContext (Ozone's SCMContext) and the safe-mode rule it feeds, StateMachineReadyRule (spec 3.4, 9.3)."""
+"""ScmContext (Ozone's SCMContext) and the safe-mode rule it feeds, StateMachineReadyRule."""
 
 from __future__ import annotations
 

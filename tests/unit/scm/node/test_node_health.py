@@ -1,4 +1,4 @@
-"""The node health state machine and its timing (spec 3.2), driven by virtual time.
+"""The node health state machine and its timing (Ozone's NodeStateManager), driven by virtual time.
 
 Default intervals: checker every 3s, STALE after 5m without a heartbeat, DEAD after 10m. Registration
 at t=0 counts as the last heartbeat.

@@ -1,4 +1,5 @@
-"""Registration, heartbeats, queued commands, command counts and operational state (spec 3.2-3.5)."""
+"""Registration, heartbeats, queued commands, command counts and operational state (Ozone's
+SCMNodeManager)."""
 
 from __future__ import annotations
 
@@ -71,8 +72,8 @@ def test_heartbeat_updates_last_heartbeat_time(cluster) -> None:
 
 
 # ---------------------------------------------------------------------------------------- command counts
-def test_command_queue_report_example_from_spec(cluster) -> None:
-    """SCMT TestSCMNodeManager#testProcessCommandQueueReport, as spec 3.5 tells it."""
+def test_command_queue_report_example_from_ozones_test(cluster) -> None:
+    """Ozone's TestSCMNodeManager#testProcessCommandQueueReport (DatanodeInfo.setCommandCounts)."""
     nm = cluster.nm
     dn = cluster.add(0)
     for _ in range(3):

@@ -1,4 +1,5 @@
-"""Interval sanitisation (spec 3.1): stale and dead intervals are clamped, stale < dead is required."""
+"""Interval sanitisation (Ozone's HddsServerUtil, ServerUtils.sanitizeUserArgs): stale and dead intervals are
+clamped, stale < dead is required."""
 
 from __future__ import annotations
 

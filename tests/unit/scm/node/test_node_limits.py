@@ -1,4 +1,4 @@
-"""Per-node pipeline limit and open-container limit (spec 3.6)."""
+"""Per-node pipeline limit and open-container limit (Ozone's SCMNodeManager)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rack mapping file and network topology (spec 3.4: registration resolves the network location)."""
+"""Rack mapping file and network topology (SCMNodeManager.register resolves the network location)."""
 
 from __future__ import annotations
 

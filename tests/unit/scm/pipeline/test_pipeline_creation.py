@@ -1,4 +1,5 @@
-"""Pipeline creation under the limits (spec 6.2, 6.3, seed 000) and what creation sends to datanodes."""
+"""Pipeline creation under the limits (RatisPipelineProvider, Ozone's "Calculating Ratis Pipeline Limits" doc)
+and what creation sends to datanodes."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def test_allocated_open_and_dormant_count_closed_does_not(make_cluster) -> None:
         c.pm.create_pipeline(RATIS_THREE)
 
 
-# -------------------------------------------------------------------------------------------------- seed 000
+# ----------------------------------------------------------------------- Calculating Ratis Pipeline Limits
 def seed_000_cluster(make_cluster, seed: int = 7):
     c = make_cluster(SEED_000, seed=seed)
     c.add_nodes(10, metadata_volumes=[4] * 8 + [2] * 2)

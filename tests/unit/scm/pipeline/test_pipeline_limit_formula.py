@@ -1,4 +1,5 @@
-"""The Ratis limits (spec 3.6, 6.3), as the pure functions of scm/pipeline_limits.py."""
+"""The Ratis limits (SCMNodeManager, RatisPipelineProvider), as the pure functions of
+scm/pipeline_limits.py."""
 
 from __future__ import annotations
 

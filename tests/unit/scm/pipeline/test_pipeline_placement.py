@@ -1,4 +1,4 @@
-"""Node selection for RATIS/THREE pipelines (spec 6.4) and the space check."""
+"""Node selection for RATIS/THREE pipelines (Ozone's PipelinePlacementPolicy) and the space check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Property: filling a random cluster with RATIS/THREE pipelines never breaks the limits of spec 6.3."""
+"""Property: filling a random cluster with RATIS/THREE pipelines never breaks RatisPipelineProvider's
+limits."""
 
 from __future__ import annotations
 

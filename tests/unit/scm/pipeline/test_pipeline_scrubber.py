@@ -1,4 +1,5 @@
-"""The pipeline scrubber (spec 6.6) and pipelines persisted in the metadata store."""
+"""The pipeline scrubber (Ozone's PipelineManagerImpl.scrubPipelines) and pipelines persisted in the metadata
+store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Pipeline states and transitions, reports, actions and removal (spec 6.1, 4)."""
+"""Pipeline states and transitions, reports, actions and removal (Ozone's PipelineManagerImpl,
+PipelineReportHandler)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DatanodeAdminMonitor (spec 13): when decommission and maintenance may complete, and when they abort."""
+"""DatanodeAdminMonitor (Ozone's DatanodeAdminMonitorImpl): when decommission and maintenance may complete,
+and when they abort."""
 
 from __future__ import annotations
 

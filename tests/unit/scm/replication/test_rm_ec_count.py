@@ -1,4 +1,4 @@
-"""Spec 10.5: EC replica counting (RS-3-2 unless said otherwise)."""
+"""EC replica counting, Ozone's ECContainerReplicaCount (RS-3-2 unless said otherwise)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The health functions against the classification tables of spec 10.12."""
+"""The health functions against classification tables derived from Ozone's ECReplicationCheckHandler and
+RatisReplicationCheckHandler."""
 
 from __future__ import annotations
 

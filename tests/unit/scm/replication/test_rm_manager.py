@@ -135,7 +135,7 @@ def test_dead_node_containers_are_checked_and_repaired_at_once():
     assert replicate.container_id == cid
     assert h.rm.container_health(cid) is S.UNDER_REPLICATED
     assert h.rm.container_health(other) is S.HEALTHY
-    # the queue was empty: the full scan is woken for the next tick (spec 10.1)
+    # the queue was empty: the full scan is woken for the next tick (notifyNodeStateChange)
     assert h.rm.scan_task.next_due_ms == h.clock.now_ms()
 
 

@@ -1,5 +1,5 @@
-"""pyozone's ops-per-node limit (seed 003 future idea): its counter, its keys, and its iteration in the
-Replication Manager."""
+"""pyozone's ops-per-node limit (Ozone's "Replication Manager" doc, "Future Ideas"): its counter, its keys,
+and its iteration in the Replication Manager."""
 
 from __future__ import annotations
 

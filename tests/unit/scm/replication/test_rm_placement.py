@@ -1,4 +1,4 @@
-"""Spec 11.1 and 11.3: placement validation and repair helpers."""
+"""Placement validation and repair helpers (Ozone's SCMCommonPlacementPolicy)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spec 10.3 (7): QuasiClosedStuckReplicaCount."""
+"""Ozone's QuasiClosedStuckReplicaCount."""
 
 from __future__ import annotations
 

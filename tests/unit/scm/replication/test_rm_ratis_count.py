@@ -1,4 +1,4 @@
-"""Spec 10.4: Ratis replica counting."""
+"""Ratis replica counting (Ozone's RatisContainerReplicaCount)."""
 
 from __future__ import annotations
 
@@ -139,7 +139,8 @@ def test_pending_delete_always_counts() -> None:
 
 
 def test_pending_delete_of_unhealthy_replica_ignored_without_unhealthy() -> None:
-    # spec 15.4: else H H H U with a delete pending on U would look under-replicated
+    # as Ozone's RatisContainerReplicaCount: else H H H U with a delete pending on U would look
+    # under-replicated
     c = count("H H H U", (delete("dn3"),))
     assert c.in_flight_del == 0 and c.is_sufficiently_replicated()
     c = count("H H H U", (delete("dn3"),), consider_unhealthy=True)

@@ -41,7 +41,8 @@ def test_replication_limit_factor_clamped_and_ceiled() -> None:
 
 
 def test_inflight_limit_spec_example() -> None:
-    # spec 10.7: 10 healthy nodes, limit 20 -> factor 1 gives 200, factor 0.75 gives 150
+    # ReplicationManager's inflight limit: 10 healthy nodes, limit 20 -> factor 1 gives 200, factor 0.75 gives
+    # 150
     assert inflight_limit(10, 20, 1.0) == 200
     assert inflight_limit(10, 20, 0.75) == 150
     assert inflight_limit(3, 20, 0.3) == 18

@@ -1,4 +1,4 @@
-"""ECContainerSafeModeRule in the real SCM core (spec 9.3): after a restart, an EC container holding keys
+"""ECContainerSafeModeRule in the real SCM core: after a restart, an EC container holding keys
 counts once `data` distinct datanodes registered with a replica of it; the rule holds SCM in safe mode
 until the threshold fraction of them does."""
 

@@ -1,4 +1,4 @@
-"""RatisContainerSafeModeRule and ECContainerSafeModeRule (spec 9.3, container rules)."""
+"""RatisContainerSafeModeRule and ECContainerSafeModeRule (Ozone's container rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SafeModeManager: the one-way status progression and exit once every rule is validated (spec 9.1/9.2)."""
+"""SafeModeManager: the one-way status progression and exit once every rule is validated (Ozone's
+SCMSafeModeManager)."""
 
 from __future__ import annotations
 

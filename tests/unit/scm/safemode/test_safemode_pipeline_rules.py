@@ -1,4 +1,4 @@
-"""HealthyPipelineSafeModeRule and OneReplicaPipelineSafeModeRule (spec 9.3, pipeline rules)."""
+"""HealthyPipelineSafeModeRule and OneReplicaPipelineSafeModeRule (Ozone's pipeline rules)."""
 
 from __future__ import annotations
 

@@ -392,7 +392,8 @@ def test_a_restarted_follower_serves_datanodes_only_once_it_applied_the_leaders_
 ) -> None:
     """Review R19 D3: a restarted follower took its own commit index (0, or its stale one) as its catch-up
     target when it learned the leader, so it said caught up at once and took datanode calls on a
-    half-replayed table (spec 3.4). The target is the leader's commit index its last append carried."""
+    half-replayed table (StateMachineReadyRule). The target is the leader's commit index its last append
+    carried."""
     passed: list[int] = []
     gate = ScmRaft.check_caught_up
 

@@ -46,7 +46,7 @@ Placement = Callable[[ContainerInfo, Sequence[DatanodeID]], ContainerPlacementSt
 
 
 def always_satisfied(_container: ContainerInfo, _dns: Sequence[DatanodeID]) -> ContainerPlacementStatus:
-    """The scenario harness's policy (spec 19): one rack, always satisfied."""
+    """The scenario harness's policy (TestReplicationManagerScenarios): one rack, always satisfied."""
     return SATISFIED
 
 

@@ -1,4 +1,5 @@
-"""The chain itself (spec 10.2, 10.3): order, stop semantics, suppressed containers, current health."""
+"""The chain itself (Ozone's ReplicationManager): order, stop semantics, suppressed containers, current
+health."""
 
 from __future__ import annotations
 

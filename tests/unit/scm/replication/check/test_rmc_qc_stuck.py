@@ -1,5 +1,5 @@
 """(7) QuasiClosedStuckReplicationCheck, and quasi-closed stuck containers through the whole chain
-(spec 10.3 (3) and (7))."""
+(QuasiClosedContainerHandler and QuasiClosedStuckReplicationCheck)."""
 
 from __future__ import annotations
 

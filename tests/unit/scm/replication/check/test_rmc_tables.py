@@ -1,5 +1,6 @@
-"""The whole chain over every row of spec 10.12's classification tables (all nodes IN_SERVICE and
-HEALTHY, no pending ops unless said), the offline EC variants, and the same rows in read-only mode."""
+"""The whole chain over every row of the classification tables derived from Ozone's check handlers (all nodes
+IN_SERVICE and HEALTHY, no pending ops unless said), the offline EC variants, and the same rows in read-only
+mode."""
 
 from __future__ import annotations
 

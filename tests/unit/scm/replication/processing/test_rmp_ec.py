@@ -1,4 +1,5 @@
-"""EC under-replication (three phases) and EC over-replication (spec 10.10)."""
+"""EC under-replication (three phases) and EC over-replication (ECUnderReplicationHandler,
+ECOverReplicationHandler)."""
 
 from __future__ import annotations
 

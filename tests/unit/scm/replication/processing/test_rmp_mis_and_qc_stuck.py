@@ -1,4 +1,5 @@
-"""Mis-replication (Ratis and EC) and quasi-closed stuck under/over-replication (spec 10.10)."""
+"""Mis-replication (Ratis and EC) and quasi-closed stuck under/over-replication (Ozone's handlers of those
+names)."""
 
 from __future__ import annotations
 

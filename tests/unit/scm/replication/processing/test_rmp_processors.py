@@ -1,4 +1,5 @@
-"""The under/over-replication processors: in-flight limit, should-run, requeue of failures (spec 10.6)."""
+"""The under/over-replication processors: in-flight limit, should-run, requeue of failures (Ozone's
+UnhealthyReplicationProcessor)."""
 
 from __future__ import annotations
 

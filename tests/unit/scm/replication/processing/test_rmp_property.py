@@ -7,7 +7,8 @@ Within one processor pass (under- then over-replication):
 * the under-replication pass only starts an item while the cluster has fewer pending ADDs than the
   in-flight limit, so it ends with at most limit - 1 + A pending ADDs, where A is what its last item
   scheduled, at most the container's replica count (3 for RATIS/THREE, 5 for RS-3-2). That is the
-  exact bound the spec allows: the limit is checked before each item, never within one.
+  exact bound Ozone's UnhealthyReplicationProcessor allows: the limit is checked before each item, never
+  within one.
 * handlers fail only in the expected ways (busy nodes, too few targets, no target at all).
 """
 

@@ -1,4 +1,4 @@
-"""Ratis over-replication (spec 10.10, RatisOverReplicationHandler)."""
+"""Ratis over-replication (Ozone's RatisOverReplicationHandler)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ratis under-replication (spec 10.10 steps 1-6) through the processing entry point."""
+"""Ratis under-replication (Ozone's RatisUnderReplicationHandler) through the processing entry point."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ReplicationCommandSender: throttling, command fields, deadlines, pending ops and metrics (spec 10.7)."""
+"""ReplicationCommandSender: throttling, command fields, deadlines, pending ops and metrics (Ozone's
+ReplicationManager)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Target selection (spec 10.9 on the rack-aware choose of 11.2, rack scatter for EC)."""
+"""Target selection (ReplicationManagerUtil on SCMContainerPlacementRackAware's choose, rack scatter
+for EC)."""
 
 from __future__ import annotations
 
@@ -257,8 +258,9 @@ def test_nodes_too_full_for_what_is_already_scheduled_are_excluded() -> None:
 
 
 def test_scheduled_space_counts_the_floor_and_committed_bytes() -> None:
-    """Spec 10.8: remaining less freeSpaceToSpare (and committed bytes, the one usable-space rule) less
-    the scheduled bytes; remaining alone would send a copy across the node's floor (issue 28 defect 18)."""
+    """ReplicationManagerUtil: remaining less freeSpaceToSpare (and committed bytes, the one usable-space
+    rule) less the scheduled bytes; remaining alone would send a copy across the node's floor (issue 28 defect
+    18)."""
     ctx = FakeContext()
     for i, (floor, committed) in enumerate(((20 * GB, 0), (0, 20 * GB), (0, 0)), start=1):
         info = ctx.nodes.add(dn(i), remaining=45 * GB)

@@ -23,7 +23,8 @@ from pyozone.scm.replication.scenario.runner import run_scenario
 SCENARIO_DIR = Path(pyozone.__file__).parents[1] / "scenarios" / "rm"
 FILES = sorted(SCENARIO_DIR.glob("*.json"))
 UNREACHABLE_STATES = {
-    # Placement is always satisfied in the harness (spec 19), and every OPEN container has its pipeline.
+    # Placement is always satisfied in the harness (as TestReplicationManagerScenarios), and every OPEN
+    # container has its pipeline.
     ContainerHealthState.MIS_REPLICATED,
     ContainerHealthState.OPEN_WITHOUT_PIPELINE,
     ContainerHealthState.HEALTHY,

@@ -126,7 +126,8 @@ def test_pipeline_statistics_match_the_planner_on_the_live_datanodes(cluster) ->
 
 
 def test_each_datanode_against_its_own_limit() -> None:
-    """With the fixed limit off, a node's limit is per.metadata.disk x its metadata volumes (seed 000)."""
+    """With the fixed limit off, a node's limit is per.metadata.disk x its metadata volumes (Ozone's
+    "Calculating Ratis Pipeline Limits" doc)."""
     c = settled_cluster(6, overrides={"ozone.scm.datanode.pipeline.limit": "0"}, metadata_disks=2)
     api = scm_api(c.scm, "scm-1")
     rows = ok(api, "/api/v1/pipelines/datanodes?limit=1000")["items"]

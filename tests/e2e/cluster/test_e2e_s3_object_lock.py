@@ -1,0 +1,261 @@
+"""S3 Object Lock through the gateway of a live cluster (issue 33, item 6), tested from Amazon's reference
+("Locking objects with Object Lock", PutObjectLockConfiguration, GetObjectLockConfiguration,
+PutObjectRetention, GetObjectRetention, PutObjectLegalHold, GetObjectLegalHold, PutObject's
+x-amz-object-lock-* headers, x-amz-bypass-governance-retention): every operation with its errors, data
+kept through deletes and overwrites, CopyObject and a multipart upload getting their own retention, and
+OM's enforcement reaching a native `pyozone sh key delete`."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+
+_names = itertools.count()
+DAY = datetime.timedelta(days=1)
+PART = 5 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
+    with s3_cluster(request, tmp_path_factory, "s3-object-lock") as endpoint:
+        yield endpoint
+
+
+@pytest.fixture(scope="module")
+def client(s3: S3Endpoint):  # type: ignore[no-untyped-def]
+    return s3.boto3()
+
+
+@pytest.fixture
+def bucket(client) -> str:  # type: ignore[no-untyped-def]
+    """A new bucket created with Object Lock."""
+    name = f"locked-{next(_names)}"
+    client.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True)
+    return name
+
+
+def refusal(call: Any, **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+def until(days: float = 1) -> datetime.datetime:
+    return (datetime.datetime.now(datetime.UTC) + days * DAY).replace(microsecond=0)
+
+
+def body(client, bucket: str, key: str, version: str) -> bytes:  # type: ignore[no-untyped-def]
+    return client.get_object(Bucket=bucket, Key=key, VersionId=version)["Body"].read()
+
+
+def test_create_bucket_with_object_lock_and_its_configuration(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    assert client.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
+    assert refusal(
+        client.put_bucket_versioning, Bucket=bucket, VersioningConfiguration={"Status": "Suspended"}
+    ) == (409, "InvalidBucketState")
+    config = {
+        "ObjectLockEnabled": "Enabled",
+        "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Years": 1}},
+    }
+    client.put_object_lock_configuration(Bucket=bucket, ObjectLockConfiguration=config)
+    assert client.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"] == config
+    for wrong in (
+        {
+            "ObjectLockEnabled": "Enabled",
+            "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 1, "Years": 1}},
+        },
+        {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE"}}},
+    ):
+        assert refusal(
+            client.put_object_lock_configuration, Bucket=bucket, ObjectLockConfiguration=wrong
+        ) == (
+            400,
+            "MalformedXML",
+        )
+    negative = {
+        "ObjectLockEnabled": "Enabled",
+        "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": -1}},
+    }
+    assert refusal(client.put_object_lock_configuration, Bucket=bucket, ObjectLockConfiguration=negative) == (
+        400,
+        "InvalidArgument",
+    )
+    client.create_bucket(Bucket=f"{bucket}-plain")
+    assert refusal(client.get_object_lock_configuration, Bucket=f"{bucket}-plain") == (
+        404,
+        "ObjectLockConfigurationNotFoundError",
+    )
+    assert refusal(
+        client.put_object_lock_configuration, Bucket=f"{bucket}-plain", ObjectLockConfiguration=config
+    ) == (409, "InvalidBucketState")
+
+
+def test_default_retention_applies_to_a_put_naming_none(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    config = {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 2}}}
+    client.put_object_lock_configuration(Bucket=bucket, ObjectLockConfiguration=config)
+    put = client.put_object(Bucket=bucket, Key="k", Body=b"data")
+    head = client.head_object(Bucket=bucket, Key="k")
+    assert head["ObjectLockMode"] == "GOVERNANCE"
+    expected = head["LastModified"] + 2 * DAY
+    assert abs((head["ObjectLockRetainUntilDate"] - expected).total_seconds()) < 2
+    assert refusal(client.delete_object, Bucket=bucket, Key="k", VersionId=put["VersionId"]) == (
+        403,
+        "AccessDenied",
+    )
+
+
+def test_a_compliance_version_survives_deletes_overwrites_and_the_bypass(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    put = client.put_object(
+        Bucket=bucket, Key="k", Body=b"kept", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until()
+    )
+    version = put["VersionId"]
+    client.put_object(Bucket=bucket, Key="k", Body=b"newer")  # an overwrite: a new version
+    marker = client.delete_object(Bucket=bucket, Key="k")  # a delete marker
+    assert marker["DeleteMarker"] is True
+    for bypass in (False, True):
+        assert refusal(
+            client.delete_object, Bucket=bucket, Key="k", VersionId=version, BypassGovernanceRetention=bypass
+        ) == (403, "AccessDenied")
+    errors = client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "k", "VersionId": version}]})[
+        "Errors"
+    ]
+    assert [(e["Key"], e["Code"]) for e in errors] == [("k", "AccessDenied")]
+    assert body(client, bucket, "k", version) == b"kept"
+    shorter = {"Mode": "COMPLIANCE", "RetainUntilDate": until(0.5)}
+    assert refusal(
+        client.put_object_retention, Bucket=bucket, Key="k", VersionId=version, Retention=shorter,
+        BypassGovernanceRetention=True,
+    ) == (403, "AccessDenied")  # fmt: skip
+    longer = {"Mode": "COMPLIANCE", "RetainUntilDate": until(2)}
+    client.put_object_retention(Bucket=bucket, Key="k", VersionId=version, Retention=longer)
+    assert client.get_object_retention(Bucket=bucket, Key="k", VersionId=version)["Retention"] == longer
+    assert refusal(client.delete_bucket, Bucket=bucket) == (409, "BucketNotEmpty")
+
+
+def test_governance_yields_to_the_owner_s_bypass(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    version = client.put_object(
+        Bucket=bucket, Key="g", Body=b"x", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until()
+    )["VersionId"]
+    assert refusal(client.delete_object, Bucket=bucket, Key="g", VersionId=version) == (403, "AccessDenied")
+    shorter = {"Mode": "GOVERNANCE", "RetainUntilDate": until(0.5)}
+    assert refusal(
+        client.put_object_retention, Bucket=bucket, Key="g", VersionId=version, Retention=shorter
+    ) == (
+        403,
+        "AccessDenied",
+    )
+    client.put_object_retention(
+        Bucket=bucket, Key="g", VersionId=version, Retention=shorter, BypassGovernanceRetention=True
+    )
+    deleted = client.delete_objects(
+        Bucket=bucket,
+        Delete={"Objects": [{"Key": "g", "VersionId": version}]},
+        BypassGovernanceRetention=True,
+    )
+    assert [d["VersionId"] for d in deleted["Deleted"]] == [version]
+
+
+def test_legal_hold(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    version = client.put_object(Bucket=bucket, Key="h", Body=b"x", ObjectLockLegalHoldStatus="ON")[
+        "VersionId"
+    ]
+    assert client.head_object(Bucket=bucket, Key="h")["ObjectLockLegalHoldStatus"] == "ON"
+    bypass = {"Bucket": bucket, "Key": "h", "VersionId": version, "BypassGovernanceRetention": True}
+    assert refusal(client.delete_object, **bypass) == (403, "AccessDenied")
+    client.put_object_legal_hold(Bucket=bucket, Key="h", VersionId=version, LegalHold={"Status": "OFF"})
+    assert client.get_object_legal_hold(Bucket=bucket, Key="h", VersionId=version)["LegalHold"] == {
+        "Status": "OFF"
+    }
+    client.delete_object(Bucket=bucket, Key="h", VersionId=version)
+    plain = client.put_object(Bucket=bucket, Key="p", Body=b"x")["VersionId"]
+    assert refusal(client.get_object_legal_hold, Bucket=bucket, Key="p", VersionId=plain) == (
+        404,
+        "NoSuchObjectLockConfiguration",
+    )
+    assert refusal(client.get_object_retention, Bucket=bucket, Key="p", VersionId=plain) == (
+        404,
+        "NoSuchObjectLockConfiguration",
+    )
+    assert refusal(client.put_object_legal_hold, Bucket=bucket, Key="p", LegalHold={"Status": "MAYBE"}) == (
+        400,
+        "MalformedXML",
+    )
+
+
+def test_write_header_errors(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    past = until(-1)
+    assert refusal(
+        client.put_object,
+        Bucket=bucket,
+        Key="x",
+        Body=b"x",
+        ObjectLockMode="GOVERNANCE",
+        ObjectLockRetainUntilDate=past,
+    ) == (400, "InvalidArgument")
+    assert refusal(
+        client.put_object, Bucket=bucket, Key="x", Body=b"x", ObjectLockRetainUntilDate=until()
+    ) == (
+        400,
+        "InvalidArgument",
+    )
+    client.create_bucket(Bucket=f"{bucket}-plain")
+    lock = {"ObjectLockMode": "GOVERNANCE", "ObjectLockRetainUntilDate": until()}
+    assert refusal(client.put_object, Bucket=f"{bucket}-plain", Key="x", Body=b"x", **lock) == (
+        400,
+        "InvalidRequest",
+    )
+    client.put_object(Bucket=f"{bucket}-plain", Key="x", Body=b"x")
+    assert refusal(
+        client.put_object_retention,
+        Bucket=f"{bucket}-plain",
+        Key="x",
+        Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until()},
+    ) == (400, "InvalidRequest")
+
+
+def test_copy_and_multipart_upload_get_their_own_retention(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    source = client.put_object(
+        Bucket=bucket, Key="src", Body=b"s", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until()
+    )
+    copied = {"Bucket": bucket, "Key": "src", "VersionId": source["VersionId"]}
+    copy = client.copy_object(Bucket=bucket, Key="dst", CopySource=copied, ObjectLockLegalHoldStatus="ON")
+    head = client.head_object(Bucket=bucket, Key="dst", VersionId=copy["VersionId"])
+    assert head["ObjectLockLegalHoldStatus"] == "ON" and "ObjectLockMode" not in head  # not the source's
+    retained = until(3)
+    upload = client.create_multipart_upload(
+        Bucket=bucket, Key="mp", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=retained
+    )
+    part = client.upload_part(
+        Bucket=bucket, Key="mp", UploadId=upload["UploadId"], PartNumber=1, Body=b"p" * PART
+    )
+    done = client.complete_multipart_upload(
+        Bucket=bucket, Key="mp", UploadId=upload["UploadId"],
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+    )  # fmt: skip
+    retention = client.get_object_retention(Bucket=bucket, Key="mp", VersionId=done["VersionId"])["Retention"]
+    assert retention == {"Mode": "GOVERNANCE", "RetainUntilDate": retained}
+    assert refusal(client.delete_object, Bucket=bucket, Key="mp", VersionId=done["VersionId"]) == (
+        403,
+        "AccessDenied",
+    )
+
+
+def test_a_native_delete_of_a_locked_key_keeps_its_data(s3: S3Endpoint, client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """OM enforces the lock: `pyozone sh key delete` (no version) adds a delete marker; the version stays."""
+    version = client.put_object(
+        Bucket=bucket, Key="native", Body=b"n", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until()
+    )["VersionId"]
+    result = s3.cluster.pyozone(
+        "sh", "key", "delete", f"/s3v/{bucket}/native", "--conf", str(s3.cluster.conf_dir)
+    )
+    assert result.code == 0, result
+    listed = client.list_object_versions(Bucket=bucket, Prefix="native")
+    assert [m["IsLatest"] for m in listed["DeleteMarkers"]] == [True]
+    assert body(client, bucket, "native", version) == b"n"

@@ -1,0 +1,212 @@
+"""S3 Object Lock through the gateway with boto3 (issue 33, item 6), each operation and its Amazon errors
+(Amazon's PutObjectLockConfiguration, PutObjectRetention, PutObjectLegalHold and their Get calls, PutObject's
+x-amz-object-lock-* headers, DeleteObject's x-amz-bypass-governance-retention). Empty objects: the OM here
+has no datanodes (the e2e test writes data)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.unit.s3g.gateway_thread import GatewayOnThread
+
+LOCKED = "worm"
+PLAIN = "plain-bucket"
+DAY = datetime.timedelta(days=1)
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+@pytest.fixture(scope="module")
+def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
+    client = gateway.boto3()
+    client.create_bucket(Bucket=LOCKED, ObjectLockEnabledForBucket=True)
+    client.create_bucket(Bucket=PLAIN)
+    return client
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+def test_a_bucket_created_with_object_lock_is_versioned_for_good(s3) -> None:  # type: ignore[no-untyped-def]
+    assert s3.get_bucket_versioning(Bucket=LOCKED)["Status"] == "Enabled"
+    assert s3.get_object_lock_configuration(Bucket=LOCKED)["ObjectLockConfiguration"] == {
+        "ObjectLockEnabled": "Enabled"
+    }
+    suspend = {"Bucket": LOCKED, "VersioningConfiguration": {"Status": "Suspended"}}
+    assert refused(s3.put_bucket_versioning, **suspend) == (409, "InvalidBucketState")
+    assert refused(s3.get_object_lock_configuration, Bucket=PLAIN) == (
+        404,
+        "ObjectLockConfigurationNotFoundError",
+    )
+
+
+def test_put_object_lock_configuration_and_its_errors(s3) -> None:  # type: ignore[no-untyped-def]
+    rule = {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}
+    s3.put_object_lock_configuration(Bucket=LOCKED, ObjectLockConfiguration=rule)
+    assert s3.get_object_lock_configuration(Bucket=LOCKED)["ObjectLockConfiguration"] == rule
+    both = {
+        "ObjectLockEnabled": "Enabled",
+        "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1, "Years": 1}},
+    }
+    assert refused(s3.put_object_lock_configuration, Bucket=LOCKED, ObjectLockConfiguration=both) == (
+        400,
+        "MalformedXML",
+    )
+    zero = {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 0}}}
+    assert refused(s3.put_object_lock_configuration, Bucket=LOCKED, ObjectLockConfiguration=zero) == (
+        400,
+        "InvalidArgument",
+    )
+    assert refused(s3.put_object_lock_configuration, Bucket=PLAIN, ObjectLockConfiguration=rule) == (
+        409,
+        "InvalidBucketState",
+    )
+    s3.put_object_lock_configuration(Bucket=LOCKED, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"})
+
+
+def test_put_object_lock_configuration_needs_a_digest(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    body = (
+        b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>"
+    )
+    status, text = gateway.signed_request("PUT", f"/{LOCKED}?object-lock", body)
+    assert status == 400 and "<Code>InvalidRequest</Code>" in text
+
+
+def test_a_versioned_bucket_may_get_object_lock(s3) -> None:  # type: ignore[no-untyped-def]
+    s3.create_bucket(Bucket="later")
+    s3.put_bucket_versioning(Bucket="later", VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object_lock_configuration(Bucket="later", ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"})
+    assert s3.get_object_lock_configuration(Bucket="later")["ObjectLockConfiguration"][
+        "ObjectLockEnabled"
+    ] == ("Enabled")
+
+
+def test_a_write_s_lock_headers_are_kept_and_answered(s3) -> None:  # type: ignore[no-untyped-def]
+    until = (_now() + DAY).replace(microsecond=0)
+    put = s3.put_object(
+        Bucket=LOCKED, Key="k", Body=b"", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until,
+        ObjectLockLegalHoldStatus="ON",
+    )  # fmt: skip
+    head = s3.head_object(Bucket=LOCKED, Key="k", VersionId=put["VersionId"])
+    assert head["ObjectLockMode"] == "COMPLIANCE"
+    assert head["ObjectLockRetainUntilDate"] == until
+    assert head["ObjectLockLegalHoldStatus"] == "ON"
+    assert "x-amz-meta-" not in str(head["Metadata"])
+    retention = s3.get_object_retention(Bucket=LOCKED, Key="k", VersionId=put["VersionId"])["Retention"]
+    assert retention == {"Mode": "COMPLIANCE", "RetainUntilDate": until}
+    assert s3.get_object_legal_hold(Bucket=LOCKED, Key="k")["LegalHold"] == {"Status": "ON"}
+
+
+def test_write_header_errors(s3) -> None:  # type: ignore[no-untyped-def]
+    past = _now() - DAY
+    assert refused(
+        s3.put_object,
+        Bucket=LOCKED,
+        Key="p",
+        Body=b"",
+        ObjectLockMode="GOVERNANCE",
+        ObjectLockRetainUntilDate=past,
+    ) == (400, "InvalidArgument")
+    assert refused(s3.put_object, Bucket=LOCKED, Key="p", Body=b"", ObjectLockMode="GOVERNANCE") == (
+        400,
+        "InvalidArgument",
+    )
+    assert refused(s3.put_object, Bucket=PLAIN, Key="p", Body=b"", ObjectLockLegalHoldStatus="ON") == (
+        400,
+        "InvalidRequest",
+    )
+    upload = {"ObjectLockMode": "GOVERNANCE", "ObjectLockRetainUntilDate": _now() + DAY}
+    assert refused(s3.create_multipart_upload, Bucket=PLAIN, Key="p", **upload) == (400, "InvalidRequest")
+    s3.create_multipart_upload(Bucket=LOCKED, Key="mp", **upload)
+
+
+def test_a_locked_version_is_refused_by_version_and_governance_yields_to_the_bypass(s3) -> None:  # type: ignore[no-untyped-def]
+    until = _now() + DAY
+    gov = s3.put_object(
+        Bucket=LOCKED, Key="g", Body=b"", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until
+    )["VersionId"]
+    assert refused(s3.delete_object, Bucket=LOCKED, Key="g", VersionId=gov) == (403, "AccessDenied")
+    marker = s3.delete_object(Bucket=LOCKED, Key="g")  # a delete marker: allowed, the data kept
+    assert marker["DeleteMarker"] is True
+    result = s3.delete_objects(Bucket=LOCKED, Delete={"Objects": [{"Key": "g", "VersionId": gov}]})
+    assert result["Errors"][0]["Code"] == "AccessDenied"
+    s3.delete_object(Bucket=LOCKED, Key="g", VersionId=gov, BypassGovernanceRetention=True)
+    comp = s3.put_object(
+        Bucket=LOCKED, Key="c", Body=b"", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until
+    )["VersionId"]
+    bypass = {"Bucket": LOCKED, "Key": "c", "VersionId": comp, "BypassGovernanceRetention": True}
+    assert refused(s3.delete_object, **bypass) == (403, "AccessDenied")
+
+
+def test_retention_and_legal_hold_changes(s3) -> None:  # type: ignore[no-untyped-def]
+    until = (_now() + DAY).replace(microsecond=0)
+    vid = s3.put_object(Bucket=LOCKED, Key="r", Body=b"")["VersionId"]
+    assert refused(s3.get_object_retention, Bucket=LOCKED, Key="r") == (404, "NoSuchObjectLockConfiguration")
+    assert refused(s3.get_object_legal_hold, Bucket=LOCKED, Key="r") == (404, "NoSuchObjectLockConfiguration")
+    s3.put_object_retention(
+        Bucket=LOCKED, Key="r", VersionId=vid, Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until}
+    )
+    shorter = {"Mode": "GOVERNANCE", "RetainUntilDate": until - datetime.timedelta(hours=1)}
+    assert refused(s3.put_object_retention, Bucket=LOCKED, Key="r", Retention=shorter) == (
+        403,
+        "AccessDenied",
+    )
+    s3.put_object_retention(Bucket=LOCKED, Key="r", Retention=shorter, BypassGovernanceRetention=True)
+    assert (
+        s3.get_object_retention(Bucket=LOCKED, Key="r")["Retention"]["RetainUntilDate"]
+        == shorter["RetainUntilDate"]
+    )
+    past = {"Mode": "GOVERNANCE", "RetainUntilDate": _now() - DAY}
+    assert refused(s3.put_object_retention, Bucket=LOCKED, Key="r", Retention=past) == (
+        400,
+        "InvalidArgument",
+    )
+    s3.put_object_legal_hold(Bucket=LOCKED, Key="r", LegalHold={"Status": "OFF"})
+    assert s3.get_object_legal_hold(Bucket=LOCKED, Key="r")["LegalHold"] == {"Status": "OFF"}
+    s3.put_object(Bucket=PLAIN, Key="r", Body=b"")
+    assert refused(s3.put_object_legal_hold, Bucket=PLAIN, Key="r", LegalHold={"Status": "ON"}) == (
+        400,
+        "InvalidRequest",
+    )
+    assert refused(s3.get_object_retention, Bucket=PLAIN, Key="r") == (400, "InvalidRequest")
+    assert refused(
+        s3.put_object_retention, Bucket=LOCKED, Key="r", VersionId="00000000000000ff", Retention=past
+    )[1] in ("InvalidArgument", "NoSuchVersion")
+
+
+def test_the_bypass_follows_the_bucket_policy(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """s3:BypassGovernanceRetention: a policy's Deny takes it from the owner; its Allow gives it to another
+    user (whose request then runs as the owner, this OM having no ACLs)."""
+    bucket = "bypass-policy"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    lock = {"ObjectLockMode": "GOVERNANCE", "ObjectLockRetainUntilDate": _now() + DAY}
+    first = s3.put_object(Bucket=bucket, Key="k", Body=b"", **lock)["VersionId"]
+    second = s3.put_object(Bucket=bucket, Key="k", Body=b"", **lock)["VersionId"]
+    arn = f"arn:aws:s3:::{bucket}/*"
+    deny = {
+        "Effect": "Deny",
+        "Principal": {"AWS": ["tester"]},
+        "Action": "s3:BypassGovernanceRetention",
+        "Resource": arn,
+    }
+    allow = {"Effect": "Allow", "Principal": {"AWS": ["dave"]}, "Action": ["s3:DeleteObjectVersion",
+             "s3:BypassGovernanceRetention"], "Resource": arn}  # fmt: skip
+    s3.put_bucket_policy(
+        Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [deny, allow]})
+    )
+    bypass = {"Bucket": bucket, "Key": "k", "BypassGovernanceRetention": True}
+    assert refused(s3.delete_object, VersionId=first, **bypass) == (403, "AccessDenied")
+    dave = gateway.boto3("dave")
+    dave.delete_object(VersionId=first, **bypass)
+    assert refused(dave.delete_object, Bucket=bucket, Key="k", VersionId=second) == (403, "AccessDenied")
