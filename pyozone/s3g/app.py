@@ -19,6 +19,7 @@ from pyozone.s3g import (
     acls,
     attributes,
     bucket_cors,
+    bucket_encryption,
     bucket_lifecycle,
     bucket_policy,
     buckets,
@@ -30,6 +31,7 @@ from pyozone.s3g import (
     policy,
     post_object,
     routing,
+    sse,
     xml,
 )
 from pyozone.s3g.acls import expected_owners
@@ -71,6 +73,9 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_PUBLIC_ACCESS_BLOCK: bucket_policy.get_public_access_block,
     Operation.PUT_PUBLIC_ACCESS_BLOCK: bucket_policy.put_public_access_block,
     Operation.DELETE_PUBLIC_ACCESS_BLOCK: bucket_policy.delete_public_access_block,
+    Operation.GET_BUCKET_ENCRYPTION: bucket_encryption.get_bucket_encryption,
+    Operation.PUT_BUCKET_ENCRYPTION: bucket_encryption.put_bucket_encryption,
+    Operation.DELETE_BUCKET_ENCRYPTION: bucket_encryption.delete_bucket_encryption,
     Operation.GET_BUCKET_OWNERSHIP_CONTROLS: ownership.get_bucket_ownership_controls,
     Operation.PUT_BUCKET_OWNERSHIP_CONTROLS: ownership.put_bucket_ownership_controls,
     Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS: ownership.delete_bucket_ownership_controls,
@@ -221,7 +226,7 @@ async def _run(
     routing.check_version(where, operation)
     if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
-    refuse_unimplemented(headers, http.query)
+    refuse_unimplemented(headers, http.query, sse=operation in sse.OPERATIONS)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
     s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants

@@ -41,6 +41,7 @@ class S3ErrorCode(Enum):
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
     InvalidBucketState = (409, "The request is not valid with the current state of the bucket.")
+    InvalidEncryptionAlgorithmError = (400, "The encryption request you specified is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
     InvalidPolicyDocument = (
         400,
@@ -97,6 +98,10 @@ class S3ErrorCode(Enum):
     RequestTimeTooSkewed = (
         403,
         "The difference between the request time and the server's time is too large.",
+    )
+    ServerSideEncryptionConfigurationNotFoundError = (
+        404,
+        "The server side encryption configuration was not found",
     )
     ServiceUnavailable = (503, "Please reduce your request rate.")
     SignatureDoesNotMatch = (

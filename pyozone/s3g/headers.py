@@ -179,13 +179,13 @@ SINGLE_VALUED = frozenset(
 lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization or Host itself)."""
 
 
-def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> None:
+def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str], sse: bool = False) -> None:
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
     ACL grants (pyozone has no S3 ACLs: everything is `private`), website redirects and the like
     (NOT_IMPLEMENTED_HEADERS). A single-valued header (SINGLE_VALUED, every x-amz-* but user metadata)
     sent twice is refused (which one would count?), and so is an x-amz-* header moved into the query
-    string, but for QUERY_HEADERS."""
+    string, but for QUERY_HEADERS. `sse`: the operation reads the encryption headers itself (s3g/sse.py)."""
     for name in query:
         lower = name.lower()
         if lower.startswith("x-amz-") and lower not in SIGV4_QUERY and lower not in QUERY_HEADERS:
@@ -201,7 +201,7 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             raise S3Error(
                 S3ErrorCode.InvalidArgument, f"The {name} header is given more than once.", ArgumentName=name
             )
-        if name.startswith(ENCRYPTION_HEADERS):
+        if name.startswith(ENCRYPTION_HEADERS) and not sse:
             raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({name}) is not implemented.")
         if name.startswith(GRANT_HEADERS):
             raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({name}) are not implemented.")

@@ -80,6 +80,9 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.GET_PUBLIC_ACCESS_BLOCK: "s3:GetBucketPublicAccessBlock",
         _O.PUT_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
         _O.DELETE_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
+        _O.GET_BUCKET_ENCRYPTION: "s3:GetEncryptionConfiguration",
+        _O.PUT_BUCKET_ENCRYPTION: "s3:PutEncryptionConfiguration",
+        _O.DELETE_BUCKET_ENCRYPTION: "s3:PutEncryptionConfiguration",  # Amazon's: no action of its own
         _O.GET_BUCKET_OWNERSHIP_CONTROLS: "s3:GetBucketOwnershipControls",
         _O.PUT_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",
         _O.DELETE_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",

@@ -30,6 +30,9 @@ class S3GatewaySettings:
     is 503 ServiceUnavailable. Below every SDK's read timeout (botocore's and the AWS CLI's 60 s, the Java
     SDK's 50 s), so the client hears the outcome instead of giving up and retrying while the abandoned
     request may still commit."""
+    sse_customer_require_https: bool = True
+    """ozone.s3g.sse.customer.require.https: SSE-C's key (in a header) is taken over HTTPS alone, as Amazon
+    takes it; false lets tests on a plain-HTTP cluster use SSE-C."""
 
     def http_limits(self) -> HttpLimits:
         """The HTTP guards, with aiohttp reading bodies in pieces of up to 1 MiB (64 KiB by default)."""
@@ -61,6 +64,7 @@ class S3GatewaySettings:
             head_timeout_s=_positive_s(conf, "ozone.s3g.http.head.timeout"),
             body_idle_timeout_s=_positive_s(conf, "ozone.s3g.http.body.idle.timeout"),
             commit_deadline_s=_positive_s(conf, "ozone.s3g.commit.deadline"),
+            sse_customer_require_https=bool(conf.get("ozone.s3g.sse.customer.require.https")),
         )
 
 
