@@ -108,6 +108,5 @@ def test_the_pattern_spares_what_is_not_a_citation(text: str) -> None:
     assert not CITATION.search(text)
 
 
-@pytest.mark.xfail(strict=True, reason="the lead applies the remaining citations after merge")
 def test_no_citation_points_outside_the_repository() -> None:
     assert citations() == []

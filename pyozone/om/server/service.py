@@ -107,7 +107,7 @@ class OzoneManagerService:
     ) -> T:
         """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
         Everything it could have seen, its own writes and the table cache's, is durable before this
-        returns or raises: a client is answered only then (seed 001's double buffer), and never with
+        returns or raises: a client is answered only then (Ozone's OzoneManagerDoubleBuffer), and never with
         what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
         while the pool thread is already free for the next request. With OM HA the call's wrapper waits
         instead (what it saw is recorded in its `CALL`), once it replicated the call's answer.
