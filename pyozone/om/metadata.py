@@ -66,6 +66,9 @@ S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
 """A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
 """A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
+S3_BUCKET_OWNERSHIP_CONTROLS_TABLE = "s3BucketOwnershipControlsTable"
+"""A bucket's S3 object ownership controls by bucket_key, as GetBucketOwnershipControls answers them
+(pyozone's)."""
 OBJECT_VERSION_TABLE = "objectVersionTable"
 """S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
 keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
@@ -82,6 +85,7 @@ TABLE_NAMES = (
     S3_BUCKET_LIFECYCLE_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     OBJECT_VERSION_TABLE,
     META_TABLE,
 )

@@ -15,7 +15,7 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import CANNED_ACL, OWNER_CANNED_ACLS
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
-from pyozone.s3g.policy import COPIES
+from pyozone.s3g.policy import COPIES, acls_enabled, bucket_access
 from pyozone.s3g.request import S3Request
 from pyozone.s3g.routing import Operation
 
@@ -61,10 +61,9 @@ def _policy(name: str) -> web.Response:
     )
 
 
-async def _check_private(s3: S3Request, name: str) -> None:
+def _check_private(s3: S3Request, name: str, body: bytes) -> None:
     """The ACL a write asks for must be the owner's FULL_CONTROL alone (a canned ACL or a grant header
     other than `private` or `bucket-owner-full-control` was refused with the request's headers)."""
-    body = await s3.body.read_all()
     if not body.strip():
         if s3.headers.get(CANNED_ACL) not in OWNER_CANNED_ACLS:
             raise S3Error(S3ErrorCode.MalformedXML, "The request names no ACL.")
@@ -103,10 +102,24 @@ def _check_write_acp(s3: S3Request, name: str) -> None:
         raise S3Error(S3ErrorCode.AccessDenied)
 
 
+async def _check_acl(s3: S3Request, name: str) -> None:
+    """Where the bucket's ownership controls disable ACLs (BucketOwnerEnforced), an ACL other than the
+    owner-only one is AccessControlListNotSupported, as Amazon answers; elsewhere NotImplemented."""
+    body = await s3.body.read_all()
+    try:
+        _check_private(s3, name, body)
+    except S3Error as e:
+        if e.code is S3ErrorCode.NotImplemented and not acls_enabled(
+            await bucket_access(s3.gateway, s3.bucket)
+        ):
+            raise S3Error(S3ErrorCode.AccessControlListNotSupported) from None
+        raise
+
+
 async def put_bucket_acl(s3: S3Request) -> web.Response:
     name = await bucket_owner(s3)
     _check_write_acp(s3, name)
-    await _check_private(s3, name)
+    await _check_acl(s3, name)
     return web.Response(status=200)
 
 
@@ -117,5 +130,5 @@ async def get_object_acl(s3: S3Request) -> web.Response:
 async def put_object_acl(s3: S3Request) -> web.Response:
     name = await _object_owner(s3)
     _check_write_acp(s3, name)
-    await _check_private(s3, name)
+    await _check_acl(s3, name)
     return web.Response(status=200)

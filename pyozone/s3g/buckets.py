@@ -8,9 +8,12 @@ from typing import TypeVar
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds import s3_ownership
 from pyozone.hdds.om_views import BucketInfo
+from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import OBJECT_OWNERSHIP, sets_acl
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
 
@@ -60,7 +63,11 @@ async def list_buckets(s3: S3Request) -> web.Response:
 
 async def create_bucket(s3: S3Request) -> web.Response:
     """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
-    names are global: another user's bucket is BucketAlreadyExists."""
+    names are global: another user's bucket is BucketAlreadyExists. Its ownership controls (x-amz-object-
+    ownership, BucketOwnerEnforced by default) are kept next, so a bucket made here always has some."""
+    ownership = requested_ownership(s3.headers.get(OBJECT_OWNERSHIP))
+    if not ownership.acls_enabled and sets_acl(s3.headers):
+        raise S3Error(S3ErrorCode.InvalidBucketAclWithObjectOwnership)
     body = await s3.body.read_all()
     if body.strip():
         config = xml.parse(body, "CreateBucketConfiguration")
@@ -76,7 +83,23 @@ async def create_bucket(s3: S3Request) -> web.Response:
             if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
                 raise error from None
             # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
+            return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+        controls = s3_ownership.document(ownership)
+        await on_bucket(
+            s3, s3.gateway.client.put_bucket_ownership_controls(s3.gateway.volume, s3.bucket, controls)
+        )
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+
+
+def requested_ownership(value: str | None) -> ObjectOwnership:
+    """CreateBucket's x-amz-object-ownership (absent: Amazon's default, BucketOwnerEnforced); another value
+    is InvalidArgument."""
+    if value is None:
+        return s3_ownership.DEFAULT
+    try:
+        return s3_ownership.ownership(value)
+    except OwnershipControlsError as e:
+        raise S3Error(S3ErrorCode.InvalidArgument, str(e), ArgumentName=OBJECT_OWNERSHIP) from None
 
 
 async def bucket_owner(s3: S3Request, name: str | None = None) -> str:

@@ -52,9 +52,18 @@ GRANT_HEADERS = "x-amz-grant-"
 CANNED_ACL = "x-amz-acl"
 PRIVATE = "private"
 OWNER_CANNED_ACLS = frozenset({PRIVATE, "bucket-owner-full-control"})
-"""The canned ACLs that grant the bucket's owner FULL_CONTROL and nobody anything: what every bucket and
-object is (BucketOwnerEnforced: an object is its bucket owner's), so asking for one changes nothing."""
-"""The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
+"""The canned ACLs that grant the bucket's owner FULL_CONTROL and nobody anything: the ones a bucket whose
+ACLs are disabled (BucketOwnerEnforced) still accepts, as Amazon's does."""
+
+
+def sets_acl(headers: Mapping[str, str]) -> bool:
+    """Whether the request asks for an ACL beyond the owner's FULL_CONTROL: a canned ACL other than
+    OWNER_CANNED_ACLS, or a grant header (AccessControlListNotSupported where ACLs are disabled)."""
+    acl = headers.get(CANNED_ACL)
+    return (acl is not None and acl.strip() not in OWNER_CANNED_ACLS) or any(
+        name.lower().startswith(GRANT_HEADERS) for name in headers
+    )
+
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 """What no header value holds (RFC 9110: field-value is visible characters, SP, HTAB and obs-text)."""
@@ -131,8 +140,7 @@ OBJECT_LOCK_HEADERS = (
 """Retention asked of an object: no bucket has Object Lock, so Amazon's answer for a bucket without it."""
 BUCKET_OBJECT_LOCK = "x-amz-bucket-object-lock-enabled"
 OBJECT_OWNERSHIP = "x-amz-object-ownership"
-BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
-"""The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
+"""CreateBucket's object ownership (hdds/s3_ownership.py)."""
 CHECKSUM_TYPE = "x-amz-checksum-type"
 COMPOSITE = "COMPOSITE"
 """A multipart upload's checksum as a checksum of its parts' checksums (ending in `-N`)."""
@@ -227,12 +235,6 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
         raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
     if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):
         raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
-    ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)
-    if ownership != BUCKET_OWNER_ENFORCED:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"Object ownership {ownership!r} is not implemented; only {BUCKET_OWNER_ENFORCED}.",
-        )
 
 
 def storage_class(headers: Mapping[str, str]) -> str | None:

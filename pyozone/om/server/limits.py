@@ -116,6 +116,7 @@ _MESSAGE_BYTES = {
     "putBucketLifecycle": BUCKET_LIFECYCLE_REQUEST_BYTES,
     "putBucketPolicy": BUCKET_POLICY_REQUEST_BYTES,
     "putBucketPublicAccessBlock": METADATA_REQUEST_BYTES,
+    "putBucketOwnershipControls": METADATA_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

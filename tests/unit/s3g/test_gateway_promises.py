@@ -63,11 +63,6 @@ def test_a_bucket_with_object_lock_or_another_ownership_is_not_implemented(s3) -
         501,
         "NotImplemented",
     )
-    for ownership in ("ObjectWriter", "BucketOwnerPreferred"):
-        assert refused(s3.create_bucket, Bucket="worm", ObjectOwnership=ownership)[:2] == (
-            501,
-            "NotImplemented",
-        )
     assert "worm" not in buckets(s3)
     s3.create_bucket(
         Bucket="enforced", ObjectOwnership="BucketOwnerEnforced", ObjectLockEnabledForBucket=False
