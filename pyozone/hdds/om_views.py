@@ -93,6 +93,8 @@ class KeyInfo:
     version_seq: int = 0
     """The version's place in its key's order (hdds/s3_versions.py), a `null` one's too: a version listing
     resumes there even after the version is gone."""
+    owner: str = ""
+    """Its writer (OM's key owner): S3's object owner where the bucket's ACLs apply."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

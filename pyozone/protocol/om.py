@@ -172,7 +172,7 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         message_replication(p), p.objectID,
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
-        version, p.deleteMarker, p.versionSeq,
+        version, p.deleteMarker, p.versionSeq, p.owner,
     )  # fmt: skip
 
 

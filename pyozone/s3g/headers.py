@@ -195,8 +195,8 @@ lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization o
 
 def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> None:
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
-    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
-    ACL grants (pyozone has no S3 ACLs: everything is `private`), Object Lock (a backup tool would believe
+    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key)
+    (ACL headers: s3g/acls.check_requested), Object Lock (a backup tool would believe
     it has WORM), website redirects and the like (NOT_IMPLEMENTED_HEADERS). A
     single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
     would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS."""
@@ -217,20 +217,12 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             )
         if name.startswith(ENCRYPTION_HEADERS):
             raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({name}) is not implemented.")
-        if name.startswith(GRANT_HEADERS):
-            raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({name}) are not implemented.")
         if name in OBJECT_LOCK_HEADERS:
             raise S3Error(S3ErrorCode.InvalidRequest, "Bucket is missing Object Lock Configuration")
         if name in NOT_IMPLEMENTED_HEADERS:
             raise S3Error(
                 S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
             )
-    acl = headers.get(CANNED_ACL)
-    if acl is not None and acl not in OWNER_CANNED_ACLS:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"The canned ACL {acl!r} is not implemented; only private and bucket-owner-full-control.",
-        )
     if headers.get(BUCKET_OBJECT_LOCK, "false").lower() != "false":
         raise S3Error(S3ErrorCode.NotImplemented, "Object Lock is not implemented.")
     if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):

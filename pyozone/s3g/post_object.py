@@ -32,6 +32,7 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.form_data import Event, Field, FileData, FileEnd, FileStart, FormDataParser, form_boundary
 from pyozone.s3g.headers import (
     ETAG,
+    GRANT_HEADERS,
     MULTI_VALUED_PREFIX,
     OWNER_CANNED_ACLS,
     PRIVATE,
@@ -87,7 +88,7 @@ async def post_object(
     if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
         check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
     acl = fields.get("acl", PRIVATE)
-    if acl not in OWNER_CANNED_ACLS:
+    if acl not in OWNER_CANNED_ACLS or any(name.lower().startswith(GRANT_HEADERS) for name in fields):
         raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
     if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
         raise S3Error(

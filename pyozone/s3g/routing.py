@@ -244,9 +244,11 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
 
 
 VERSIONED = frozenset(
-    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES}
-)
-"""The object operations that act on the version a `versionId` names (objects.py)."""
+    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES,
+     Operation.GET_OBJECT_ACL, Operation.PUT_OBJECT_ACL}
+)  # fmt: skip
+"""The object operations that act on the version a `versionId` names (objects.py; the ACL ones only on the
+current version: acls.py)."""
 
 
 def check_version(where: Target, operation: Operation) -> None:

@@ -1,7 +1,7 @@
 """Object ownership controls through the gateway (issue 33, item 5), from Amazon's
-Put/Get/DeleteBucketOwnershipControls reference: every bucket is BucketOwnerEnforced, which Get shows
-and Put of accepts; what would change it is NotImplemented; a malformed document is MalformedXML; the
-owner's alone. The canned ACL bucket-owner-full-control is what every object is, so it is accepted."""
+Put/Get/DeleteBucketOwnershipControls and CreateBucket references: a new bucket is BucketOwnerEnforced;
+each of Amazon's values is kept; Delete leaves none; a malformed document is MalformedXML; the owner's
+alone. BucketOwnerEnforced disables ACLs: AccessControlListNotSupported for any but the owner's."""
 
 from __future__ import annotations
 
