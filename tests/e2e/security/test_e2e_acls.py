@@ -559,3 +559,60 @@ def test_s3_bucket_policies_over_ozone_acls(users: Users) -> None:
     alice.delete_bucket_policy(Bucket="album")
     assert code(bob.get_object, Bucket="album", Key="photo") == "AccessDenied"
     assert users.http("GET", "/album/photo", {})[0] == 403
+
+
+def test_s3_acls_are_ozones_acls(users: Users) -> None:
+    """Issue 33, item 5: S3 ACLs are OM's native ACLs. A PutBucketAcl grant shows in `bucket getacl`, a
+    native `addacl` in GetBucketAcl, and OM decides by them: bob reads what a grant gives him and nothing
+    else; an object's public-read is WORLD READ, which lets every signed user read it. Amazon's refusals
+    hold (MalformedACLError, AccessControlListNotSupported under BucketOwnerEnforced, AccessDenied for a
+    user without WRITE_ACP); an anonymous GET of a public-read object stays AccessDenied (no anonymous
+    caller reaches OM)."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob, carol = s3_client(users, "alice"), s3_client(users, "bob"), s3_client(users, "carol")
+    alice.create_bucket(Bucket="album", ObjectOwnership="ObjectWriter")
+    alice.put_object(Bucket="album", Key="private.jpg", Body=b"mine")
+    alice.put_object(Bucket="album", Key="public.jpg", Body=b"ours", ACL="public-read")
+    for attempt in (
+        lambda: bob.list_objects_v2(Bucket="album"),
+        lambda: bob.get_object(Bucket="album", Key="public.jpg"),  # WORLD READ on the key, none on the bucket
+        lambda: bob.get_bucket_acl(Bucket="album"),
+        lambda: bob.put_bucket_acl(Bucket="album", ACL="public-read"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_bucket_acl(Bucket="album", GrantRead='id="bob"', GrantFullControl='id="alice"')
+    acls = users.ok("alice", "bucket", "getacl", "/s3v/album").json()
+    assert {"type": "USER", "name": "bob", "aclScope": "ACCESS", "aclList": ["READ", "LIST"]} in acls
+    assert [o["Key"] for o in bob.list_objects_v2(Bucket="album")["Contents"]] == [
+        "private.jpg",
+        "public.jpg",
+    ]
+    assert bob.get_object(Bucket="album", Key="public.jpg")["Body"].read() == b"ours"
+    with pytest.raises(ClientError) as error:
+        bob.get_object(Bucket="album", Key="private.jpg")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    key_acls = users.ok("alice", "key", "getacl", "/s3v/album/public.jpg").json()
+    assert {"type": "WORLD", "name": "WORLD", "aclScope": "ACCESS", "aclList": ["READ"]} in key_acls
+    users.ok("alice", "bucket", "addacl", "-a", "user:carol:r", "/s3v/album")
+    grants = [
+        (g["Grantee"].get("ID"), g["Permission"]) for g in alice.get_bucket_acl(Bucket="album")["Grants"]
+    ]
+    assert (
+        ("carol", "READ") in grants and ("bob", "READ") in grants and grants[0] == ("alice", "FULL_CONTROL")
+    )
+    alice.put_object_acl(Bucket="album", Key="private.jpg", GrantRead='id="carol"')
+    assert carol.get_object(Bucket="album", Key="private.jpg")["Body"].read() == b"mine"
+    status, _, _ = users.http("GET", "/album/public.jpg", {})
+    assert status == 403
+    no_id = {"Grantee": {"Type": "CanonicalUser"}, "Permission": "READ"}
+    with pytest.raises(ClientError) as error:
+        alice.put_bucket_acl(
+            Bucket="album", AccessControlPolicy={"Owner": {"ID": "alice"}, "Grants": [no_id]}
+        )
+    assert error.value.response["Error"]["Code"] == "MalformedACLError"
+    alice.create_bucket(Bucket="enforced")
+    with pytest.raises(ClientError) as error:
+        alice.put_object(Bucket="enforced", Key="k", Body=b"", ACL="public-read")
+    assert error.value.response["Error"]["Code"] == "AccessControlListNotSupported"
