@@ -6,7 +6,9 @@ the request then acts as in OM.
 - An applicable Allow lets the request in and runs it as the bucket's owner, whose rights bound what the
   policy can grant: OM's ACLs see the owner (an anonymous request has no user of its own to act as).
 - Otherwise (DEFAULT) a signed request acts as its own user, OM's ACLs deciding; an anonymous one is
-  AccessDenied.
+  AccessDenied, but for a read or a listing (ANONYMOUS_READS), which acts as OM's anonymous caller
+  (hdds/security/acl.S3_ANONYMOUS): OM lets it do only what the object's own WORLD entry grants (S3's
+  AllUsers READ), ACLs on or off.
 
 A copy (CopyObject, UploadPartCopy) reads its source as the user it acts as: it acts as the owner only when
 the source bucket's policy allows the read too and both buckets have the same owner, so a grant to write
@@ -18,9 +20,9 @@ ignored.
 
 The bucket's PublicAccessBlock (hdds/s3_public_access.py): RestrictPublicBuckets makes a public policy's
 Allow grant anonymous requests nothing (pyozone has one account, so every signed user is "within the
-account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied, before
-it would be NotImplemented); BlockPublicPolicy is OM's (om/bucket_documents.py); IgnorePublicAcls changes
-nothing while no public ACL can be made.
+account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied);
+BlockPublicPolicy is OM's (om/bucket_documents.py); IgnorePublicAcls keeps anonymous requests from acting
+on public ACLs (signed users' access stays OM's to decide, WORLD entries included).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from pyozone.hdds.s3_policy import (
     parse,
 )
 from pyozone.hdds.s3_public_access import NONE, PUBLIC_CANNED_ACLS, PublicAccessBlock, PublicAccessBlockError
+from pyozone.hdds.security.acl import S3_ANONYMOUS
 from pyozone.s3g.bucket_cache import BucketCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import sets_acl
@@ -108,6 +111,13 @@ VERSION_ACTIONS = MappingProxyType(
 )  # fmt: skip
 """The action of a request naming a versionId."""
 COPIES = frozenset({Operation.COPY_OBJECT, Operation.UPLOAD_PART_COPY})
+ANONYMOUS_READS = frozenset(
+    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.LIST_OBJECTS, Operation.LIST_OBJECTS_V2,
+     Operation.HEAD_BUCKET}
+)  # fmt: skip
+"""What an anonymous request no policy decides may still do, as OM's anonymous caller (S3_ANONYMOUS):
+read an object or list a bucket whose ACL grants AllUsers READ (OM's WORLD entry), unless the bucket's
+PublicAccessBlock ignores public ACLs or its ownership controls disable ACLs."""
 ACL_WRITES = frozenset(
     {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT,
      Operation.PUT_BUCKET_ACL, Operation.PUT_OBJECT_ACL}
@@ -321,6 +331,13 @@ async def acting_user(
     if elevate:
         return decided.owner
     if user is None:
+        if (
+            operation in ANONYMOUS_READS
+            and "versionId" not in where.query  # OM keeps a key's ACL, not a version's
+            and not decided.bucket.public_access_block.IgnorePublicAcls
+            and acls_enabled(decided.bucket)  # BucketOwnerEnforced: ACLs grant nothing, as Amazon's
+        ):
+            return S3_ANONYMOUS  # OM lets it read what a WORLD entry of the object itself grants
         raise S3Error(S3ErrorCode.AccessDenied)
     return user
 

@@ -81,9 +81,11 @@ class Users:
             out.flush()
         return Result(code, out.buffer.getvalue().decode(errors="replace"), err.getvalue())  # type: ignore[attr-defined]
 
-    def s3(self, user: str, access_key: str, secret: str):  # type: ignore[no-untyped-def]
-        """boto3 for the user's S3 key pair; on a secure cluster over https with the user's certificate."""
+    def s3(self, user: str, access_key: str | None, secret: str | None):  # type: ignore[no-untyped-def]
+        """boto3 for the user's S3 key pair (None: unsigned, anonymous); on a secure cluster over https with
+        the user's certificate."""
         import boto3
+        from botocore import UNSIGNED
 
         tls: dict[str, object] = {}
         verify: str | None = None
@@ -92,8 +94,9 @@ class Users:
             site = read_site_xml(self.conf_dir(user) / SITE_FILE)
             cert, key, verify = (site[k] for k in CLIENT_KEYS)
             tls, scheme = {"client_cert": (cert, key)}, "https"
+        signature = "s3v4" if access_key is not None else UNSIGNED
         config = Config(
-            s3={"addressing_style": "path"}, signature_version="s3v4", retries={"max_attempts": 1}, **tls
+            s3={"addressing_style": "path"}, signature_version=signature, retries={"max_attempts": 1}, **tls
         )
         return boto3.client(
             "s3",
@@ -566,8 +569,8 @@ def test_s3_acls_are_ozones_acls(users: Users) -> None:
     native `addacl` in GetBucketAcl, and OM decides by them: bob reads what a grant gives him and nothing
     else; an object's public-read is WORLD READ, which lets every signed user read it. Amazon's refusals
     hold (MalformedACLError, AccessControlListNotSupported under BucketOwnerEnforced, AccessDenied for a
-    user without WRITE_ACP); an anonymous GET of a public-read object stays AccessDenied (no anonymous
-    caller reaches OM)."""
+    user without WRITE_ACP). An unsigned GET reads the public-read object (OM's anonymous caller: the
+    key's WORLD entry alone decides) and nothing else; a public-read bucket is listed."""
     users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
     alice, bob, carol = s3_client(users, "alice"), s3_client(users, "bob"), s3_client(users, "carol")
     alice.create_bucket(Bucket="album", ObjectOwnership="ObjectWriter")
@@ -604,8 +607,23 @@ def test_s3_acls_are_ozones_acls(users: Users) -> None:
     )
     alice.put_object_acl(Bucket="album", Key="private.jpg", GrantRead='id="carol"')
     assert carol.get_object(Bucket="album", Key="private.jpg")["Body"].read() == b"mine"
-    status, _, _ = users.http("GET", "/album/public.jpg", {})
-    assert status == 403
+    status, _, body = users.http("GET", "/album/public.jpg", {})  # unsigned: OM's anonymous caller
+    assert (status, body) == (200, b"ours")  # WORLD READ on the key alone, as Amazon's public-read object
+    assert users.http("HEAD", "/album/public.jpg", {})[0] == 200
+    assert users.http("GET", "/album/private.jpg", {})[0] == 403
+    assert users.http("GET", "/album/missing.jpg", {})[0] == 403
+    assert users.http("GET", "/album?list-type=2", {})[0] == 403
+    assert users.http("PUT", "/album/public.jpg", {}, b"theirs")[0] == 403
+    assert users.http("DELETE", "/album/public.jpg", {})[0] == 403
+    anonymous = users.s3("alice", None, None)  # botocore's UNSIGNED client (alice's certificate for TLS)
+    assert anonymous.get_object(Bucket="album", Key="public.jpg")["Body"].read() == b"ours"
+    with pytest.raises(ClientError) as error:
+        anonymous.get_object(Bucket="album", Key="private.jpg")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_bucket_acl(Bucket="album", ACL="public-read")
+    status, _, body = users.http("GET", "/album?list-type=2", {})
+    assert status == 200 and b"<Key>private.jpg</Key>" in body
+    assert users.http("GET", "/album/private.jpg", {})[0] == 403
     no_id = {"Grantee": {"Type": "CanonicalUser"}, "Permission": "READ"}
     with pytest.raises(ClientError) as error:
         alice.put_bucket_acl(
