@@ -161,7 +161,7 @@ async def _read(s3: S3Request, path: ObjectPath, owner: str, owners: set[str]) -
         acls = await s3.gateway.client.get_acl(path)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    if s3.user not in owners and not granted(Caller(s3.user), ACLType.READ_ACL, acls):
+    if s3.acting_user not in owners and not granted(Caller(s3.user), ACLType.READ_ACL, acls):
         raise S3Error(S3ErrorCode.AccessDenied)
     return s3_acl.from_ozone(acls, owner)
 
@@ -208,7 +208,7 @@ async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str
         grants = policy.grants
     elif grants is None:
         raise S3Error(S3ErrorCode.MalformedACLError, "The request names no ACL.")
-    if s3.user not in (owner, access.owner):
+    if s3.acting_user not in (owner, access.owner):  # the owner, or acting as it by the bucket's policy
         try:
             current = await s3.gateway.client.get_acl(path)
         except OzoneClientError as e:

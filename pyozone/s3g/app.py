@@ -216,7 +216,7 @@ async def _run(
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
     refuse_unimplemented(headers, http.query)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
-    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
+    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers, acting)
     check_requested(s3)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants
     # the request; never nobody, which would be the gateway itself

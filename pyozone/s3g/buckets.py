@@ -112,11 +112,17 @@ async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
     return bucket.owner
 
 
-async def require_owner(s3: S3Request) -> None:
-    """The requester must own the bucket (its CORS, lifecycle, policy, PublicAccessBlock and ownership
-    controls are the owner's); another user's is AccessDenied, as Amazon's default answers. OM checks it
-    too where ACLs are on; this holds on a cluster without them."""
-    if await bucket_owner(s3) != s3.user:
+async def require_owner(s3: S3Request, by_policy: bool = True) -> None:
+    """The bucket's configuration (CORS, lifecycle, versioning, ownership controls, policy,
+    PublicAccessBlock) is its owner's; another user's is AccessDenied, as Amazon's default answers, but for
+    an administrator (ozone.administrators, as OM lets them: R34's F8) and, `by_policy`, a user the
+    bucket's policy allows the action (the request then acts as the owner: R34's F10; never for the policy
+    and PublicAccessBlock themselves, which Amazon keeps to the owner's account). OM checks it too where
+    ACLs are on; this holds on a cluster without them."""
+    owner = await bucket_owner(s3)
+    if owner not in (s3.user, s3.acting_user if by_policy else s3.user) and not (
+        s3.gateway.settings.administrator(s3.user)
+    ):
         raise S3Error(S3ErrorCode.AccessDenied)
 
 
@@ -160,13 +166,13 @@ async def get_bucket_location(s3: S3Request) -> web.Response:
 
 
 async def owned_bucket(s3: S3Request) -> BucketInfo:
-    """The bucket, if the requester owns it: a bucket's configuration is its owner's alone (Amazon's
-    default grant); another user's is AccessDenied."""
+    """The bucket, if the requester owns it, acts as its owner by the bucket's policy or is an
+    administrator (require_owner); another user's is AccessDenied."""
     try:
         bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    if bucket.owner != s3.user:
+    if bucket.owner not in (s3.user, s3.acting_user) and not s3.gateway.settings.administrator(s3.user):
         raise S3Error(S3ErrorCode.AccessDenied)
     return bucket
 

@@ -634,3 +634,28 @@ def test_s3_acls_are_ozones_acls(users: Users) -> None:
     with pytest.raises(ClientError) as error:
         alice.put_object(Bucket="enforced", Key="k", Body=b"", ACL="public-read")
     assert error.value.response["Error"]["Code"] == "AccessControlListNotSupported"
+
+
+def test_s3_bucket_configuration_by_policy_and_by_administrators(users: Users) -> None:
+    """R34's F10: a bucket policy's Allow of s3:PutBucketCORS to bob is honoured (he acts as the owner in OM,
+    which checks the owner); its Allow of s3:GetBucketPolicy is not (the owner's account's alone). R34's F8:
+    an administrator reads and removes another user's policy through the gateway, as OM lets them."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="configured")
+    grant = {"Effect": "Allow", "Principal": {"AWS": "bob"}, "Resource": "arn:aws:s3:::configured",
+             "Action": ["s3:PutBucketCORS", "s3:GetBucketCORS", "s3:GetBucketPolicy"]}  # fmt: skip
+    document = json.dumps({"Version": "2012-10-17", "Statement": [grant]})
+    alice.put_bucket_policy(Bucket="configured", Policy=document)
+    rules = {"CORSRules": [{"AllowedOrigins": ["https://site.example"], "AllowedMethods": ["GET"]}]}
+    bob.put_bucket_cors(Bucket="configured", CORSConfiguration=rules)
+    assert alice.get_bucket_cors(Bucket="configured")["CORSRules"] == rules["CORSRules"]
+    with pytest.raises(ClientError) as error:
+        bob.get_bucket_policy(Bucket="configured")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    admin = s3_client(users, users.admin)
+    assert json.loads(admin.get_bucket_policy(Bucket="configured")["Policy"]) == json.loads(document)
+    admin.delete_bucket_policy(Bucket="configured")
+    with pytest.raises(ClientError) as error:
+        alice.get_bucket_policy(Bucket="configured")
+    assert error.value.response["Error"]["Code"] == "NoSuchBucketPolicy"
