@@ -23,7 +23,7 @@ from pyozone.protocol.acl import ObjectPath
 from pyozone.s3g import buckets, objects
 from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import CANNED_ACL, sets_acl
+from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, sets_acl
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.policy import COPIES, BucketAccess, acls_enabled, bucket_access
@@ -69,7 +69,7 @@ def check_requested(s3: S3Request) -> None:
     ignored."""
     if s3.operation not in APPLIED and sets_acl(s3.headers):
         raise S3Error(S3ErrorCode.NotImplemented, f"ACLs on {s3.operation.value} are not implemented.")
-    requested(s3, s3.user or "-", s3.user or "-", ResourceType.KEY)
+    requested(s3, s3.user, s3.user, ResourceType.KEY)
 
 
 def requested(
@@ -89,10 +89,15 @@ def requested(
     return grants or None
 
 
+def _asks(s3: S3Request) -> bool:
+    """Whether the request names an ACL (x-amz-acl or a grant header; check_requested read them)."""
+    return CANNED_ACL in s3.headers or any(name.lower().startswith(GRANT_HEADERS) for name in s3.headers)
+
+
 async def create_bucket(s3: S3Request) -> web.Response:
     """buckets.create_bucket, then the ACL it asks for."""
     response = await buckets.create_bucket(s3)
-    if requested(s3, "-", "-", ResourceType.BUCKET) is not None:
+    if _asks(s3):
         await _apply(s3, ResourceType.BUCKET)
     return response
 
@@ -100,7 +105,7 @@ async def create_bucket(s3: S3Request) -> web.Response:
 async def put_object(s3: S3Request) -> web.Response:
     """objects.put_object, then the ACL it asks for."""
     response = await objects.put_object(s3)
-    if requested(s3, "-", "-", ResourceType.KEY) is not None:
+    if _asks(s3):
         await _apply(s3, ResourceType.KEY)
     return response
 
@@ -109,7 +114,7 @@ async def copy_object(s3: S3Request) -> web.Response:
     """objects.copy_object, then the ACL it asks for (a copy's ACL is the request's, never its source's,
     as Amazon's)."""
     response = await objects.copy_object(s3)
-    if requested(s3, "-", "-", ResourceType.KEY) is not None:
+    if _asks(s3):
         await _apply(s3, ResourceType.KEY)
     return response
 

@@ -573,61 +573,63 @@ def test_s3_acls_are_ozones_acls(users: Users) -> None:
     key's WORLD entry alone decides) and nothing else; a public-read bucket is listed."""
     users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
     alice, bob, carol = s3_client(users, "alice"), s3_client(users, "bob"), s3_client(users, "carol")
-    alice.create_bucket(Bucket="album", ObjectOwnership="ObjectWriter")
-    alice.put_object(Bucket="album", Key="private.jpg", Body=b"mine")
-    alice.put_object(Bucket="album", Key="public.jpg", Body=b"ours", ACL="public-read")
+    alice.create_bucket(Bucket="gallery", ObjectOwnership="ObjectWriter")
+    alice.put_object(Bucket="gallery", Key="private.jpg", Body=b"mine")
+    alice.put_object(Bucket="gallery", Key="public.jpg", Body=b"ours", ACL="public-read")
     for attempt in (
-        lambda: bob.list_objects_v2(Bucket="album"),
-        lambda: bob.get_object(Bucket="album", Key="public.jpg"),  # WORLD READ on the key, none on the bucket
-        lambda: bob.get_bucket_acl(Bucket="album"),
-        lambda: bob.put_bucket_acl(Bucket="album", ACL="public-read"),
+        lambda: bob.list_objects_v2(Bucket="gallery"),
+        lambda: bob.get_object(
+            Bucket="gallery", Key="public.jpg"
+        ),  # WORLD READ on the key, none on the bucket
+        lambda: bob.get_bucket_acl(Bucket="gallery"),
+        lambda: bob.put_bucket_acl(Bucket="gallery", ACL="public-read"),
     ):
         with pytest.raises(ClientError) as error:
             attempt()
         assert error.value.response["Error"]["Code"] == "AccessDenied"
-    alice.put_bucket_acl(Bucket="album", GrantRead='id="bob"', GrantFullControl='id="alice"')
-    acls = users.ok("alice", "bucket", "getacl", "/s3v/album").json()
+    alice.put_bucket_acl(Bucket="gallery", GrantRead='id="bob"', GrantFullControl='id="alice"')
+    acls = users.ok("alice", "bucket", "getacl", "/s3v/gallery").json()
     assert {"type": "USER", "name": "bob", "aclScope": "ACCESS", "aclList": ["READ", "LIST"]} in acls
-    assert [o["Key"] for o in bob.list_objects_v2(Bucket="album")["Contents"]] == [
+    assert [o["Key"] for o in bob.list_objects_v2(Bucket="gallery")["Contents"]] == [
         "private.jpg",
         "public.jpg",
     ]
-    assert bob.get_object(Bucket="album", Key="public.jpg")["Body"].read() == b"ours"
+    assert bob.get_object(Bucket="gallery", Key="public.jpg")["Body"].read() == b"ours"
     with pytest.raises(ClientError) as error:
-        bob.get_object(Bucket="album", Key="private.jpg")
+        bob.get_object(Bucket="gallery", Key="private.jpg")
     assert error.value.response["Error"]["Code"] == "AccessDenied"
-    key_acls = users.ok("alice", "key", "getacl", "/s3v/album/public.jpg").json()
+    key_acls = users.ok("alice", "key", "getacl", "/s3v/gallery/public.jpg").json()
     assert {"type": "WORLD", "name": "WORLD", "aclScope": "ACCESS", "aclList": ["READ"]} in key_acls
-    users.ok("alice", "bucket", "addacl", "-a", "user:carol:r", "/s3v/album")
+    users.ok("alice", "bucket", "addacl", "-a", "user:carol:r", "/s3v/gallery")
     grants = [
-        (g["Grantee"].get("ID"), g["Permission"]) for g in alice.get_bucket_acl(Bucket="album")["Grants"]
+        (g["Grantee"].get("ID"), g["Permission"]) for g in alice.get_bucket_acl(Bucket="gallery")["Grants"]
     ]
     assert (
         ("carol", "READ") in grants and ("bob", "READ") in grants and grants[0] == ("alice", "FULL_CONTROL")
     )
-    alice.put_object_acl(Bucket="album", Key="private.jpg", GrantRead='id="carol"')
-    assert carol.get_object(Bucket="album", Key="private.jpg")["Body"].read() == b"mine"
-    status, _, body = users.http("GET", "/album/public.jpg", {})  # unsigned: OM's anonymous caller
+    alice.put_object_acl(Bucket="gallery", Key="private.jpg", GrantRead='id="carol"')
+    assert carol.get_object(Bucket="gallery", Key="private.jpg")["Body"].read() == b"mine"
+    status, _, body = users.http("GET", "/gallery/public.jpg", {})  # unsigned: OM's anonymous caller
     assert (status, body) == (200, b"ours")  # WORLD READ on the key alone, as Amazon's public-read object
-    assert users.http("HEAD", "/album/public.jpg", {})[0] == 200
-    assert users.http("GET", "/album/private.jpg", {})[0] == 403
-    assert users.http("GET", "/album/missing.jpg", {})[0] == 403
-    assert users.http("GET", "/album?list-type=2", {})[0] == 403
-    assert users.http("PUT", "/album/public.jpg", {}, b"theirs")[0] == 403
-    assert users.http("DELETE", "/album/public.jpg", {})[0] == 403
+    assert users.http("HEAD", "/gallery/public.jpg", {})[0] == 200
+    assert users.http("GET", "/gallery/private.jpg", {})[0] == 403
+    assert users.http("GET", "/gallery/missing.jpg", {})[0] == 403
+    assert users.http("GET", "/gallery?list-type=2", {})[0] == 403
+    assert users.http("PUT", "/gallery/public.jpg", {}, b"theirs")[0] == 403
+    assert users.http("DELETE", "/gallery/public.jpg", {})[0] == 403
     anonymous = users.s3("alice", None, None)  # botocore's UNSIGNED client (alice's certificate for TLS)
-    assert anonymous.get_object(Bucket="album", Key="public.jpg")["Body"].read() == b"ours"
+    assert anonymous.get_object(Bucket="gallery", Key="public.jpg")["Body"].read() == b"ours"
     with pytest.raises(ClientError) as error:
-        anonymous.get_object(Bucket="album", Key="private.jpg")
+        anonymous.get_object(Bucket="gallery", Key="private.jpg")
     assert error.value.response["Error"]["Code"] == "AccessDenied"
-    alice.put_bucket_acl(Bucket="album", ACL="public-read")
-    status, _, body = users.http("GET", "/album?list-type=2", {})
+    alice.put_bucket_acl(Bucket="gallery", ACL="public-read")
+    status, _, body = users.http("GET", "/gallery?list-type=2", {})
     assert status == 200 and b"<Key>private.jpg</Key>" in body
-    assert users.http("GET", "/album/private.jpg", {})[0] == 403
+    assert users.http("GET", "/gallery/private.jpg", {})[0] == 403
     no_id = {"Grantee": {"Type": "CanonicalUser"}, "Permission": "READ"}
     with pytest.raises(ClientError) as error:
         alice.put_bucket_acl(
-            Bucket="album", AccessControlPolicy={"Owner": {"ID": "alice"}, "Grants": [no_id]}
+            Bucket="gallery", AccessControlPolicy={"Owner": {"ID": "alice"}, "Grants": [no_id]}
         )
     assert error.value.response["Error"]["Code"] == "MalformedACLError"
     alice.create_bucket(Bucket="enforced")
