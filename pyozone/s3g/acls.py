@@ -1,8 +1,8 @@
 """S3 ACLs as Ozone's native ACLs (the mapping: hdds/s3_acl.py): Get/PutBucketAcl and Get/PutObjectAcl read
 and write OM's ACL of the bucket or key (getAcl, setAcl, as the request's user: OM checks READ_ACL and
-WRITE_ACL where ACLs are on), and x-amz-acl / x-amz-grant-* on PutObject, CopyObject and CreateBucket set
-the new object's or bucket's ACL once it is written (a second OM call: until then it has its creator's
-default entries, which grant no one else anything).
+WRITE_ACL where ACLs are on), and x-amz-acl / x-amz-grant-* on PutObject, CopyObject and CreateBucket (and
+POST Object's `acl` field) set the new object's or bucket's ACL once it is written (a second OM call: until
+then it has its creator's default entries, which grant no one else anything).
 
 The gateway checks S3's default grants too, for a cluster whose OM has no ACLs: the owner (and, for an
 object, the bucket's owner) may read and write an ACL; anyone else needs READ_ACP / WRITE_ACP in it (its
@@ -18,12 +18,13 @@ from aiohttp import web
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_acl
 from pyozone.hdds.s3_acl import AclError, Grant
+from pyozone.hdds.s3_public_access import PUBLIC_CANNED_ACLS
 from pyozone.hdds.security.acl import ACLType, Caller, ResourceType, granted
 from pyozone.protocol.acl import ObjectPath
 from pyozone.s3g import buckets, objects
 from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, sets_acl
+from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, OWNER_CANNED_ACLS, sets_acl
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.policy import COPIES, BucketAccess, acls_enabled, bucket_access
@@ -87,6 +88,34 @@ def requested(
     except AclError as e:
         raise acl_error(e) from None
     return grants or None
+
+
+def form_acl(name: str) -> None:
+    """POST Object's `acl` field: a canned ACL, read as x-amz-acl is (before anything is stored)."""
+    try:
+        s3_acl.canned(name, "", "", ResourceType.KEY)
+    except AclError as e:
+        raise acl_error(e) from None
+
+
+async def check_form_acl(s3: S3Request, name: str) -> None:
+    """Before the form's file is stored: as acting_user checks x-amz-acl (BlockPublicAcls: AccessDenied;
+    ACLs disabled: AccessControlListNotSupported for any but the owner's)."""
+    access = await bucket_access(s3.gateway, s3.bucket)
+    if access.public_access_block.BlockPublicAcls and name.strip() in PUBLIC_CANNED_ACLS:
+        raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
+    if not acls_enabled(access) and name.strip() not in OWNER_CANNED_ACLS:
+        raise S3Error(S3ErrorCode.AccessControlListNotSupported)
+
+
+async def apply_form_acl(s3: S3Request, name: str) -> None:
+    """After the form's file is stored: its canned ACL, where the bucket's ACLs apply."""
+    access = await bucket_access(s3.gateway, s3.bucket)
+    if acls_enabled(access):
+        owner = await _object_owner(s3, access)
+        await _set(
+            s3, _path(s3, ResourceType.KEY), s3_acl.canned(name, owner, access.owner, ResourceType.KEY)
+        )
 
 
 def _asks(s3: S3Request) -> bool:
