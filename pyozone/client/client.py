@@ -441,6 +441,18 @@ class AsyncOzoneClient:
     async def delete_bucket_public_access_block(self, volume: str, bucket: str) -> None:
         await self.om.delete_bucket_public_access_block(volume, bucket)
 
+    # ------------------------------------------------------------------ S3 object ownership controls
+    async def put_bucket_ownership_controls(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 ownership controls (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_ownership_controls(volume, bucket, configuration)
+
+    async def get_bucket_ownership_controls(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 ownership controls; None: it has none (its S3 ACLs decide)."""
+        return await self.om.get_bucket_ownership_controls(volume, bucket)
+
+    async def delete_bucket_ownership_controls(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_ownership_controls(volume, bucket)
+
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self,

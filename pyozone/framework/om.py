@@ -610,6 +610,22 @@ class OmClient:
         request = wire.delete_bucket_public_access_block_request(volume, bucket)
         await self._call("deleteBucketPublicAccessBlock", request, lambda r: None)
 
+    async def put_bucket_ownership_controls(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 ownership controls (the document as the S3 client sent it)."""
+        request = wire.put_bucket_ownership_controls_request(volume, bucket, configuration)
+        await self._call("putBucketOwnershipControls", request, lambda r: None)
+
+    async def get_bucket_ownership_controls(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 ownership controls as OM keeps them; None: it has none."""
+        request = wire.get_bucket_ownership_controls_request(volume, bucket)
+        return await self._call(
+            "getBucketOwnershipControls", request, wire.bucket_ownership_controls_from_proto
+        )
+
+    async def delete_bucket_ownership_controls(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_ownership_controls_request(volume, bucket)
+        await self._call("deleteBucketOwnershipControls", request, lambda r: None)
+
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)
         return await self._call(

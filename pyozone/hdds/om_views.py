@@ -121,6 +121,8 @@ class KeyInfo:
     """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
     data_key: bytes = field(default=b"", repr=False)
     """SSE-S3's data key, as OM answers it to a reader or writer it allows (openKey, lookupKey)."""
+    owner: str = ""
+    """Its writer (OM's key owner): S3's object owner where the bucket's ACLs apply."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

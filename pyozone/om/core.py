@@ -51,6 +51,7 @@ from pyozone.om.metadata import (
     S3_BUCKET_CORS_TABLE,
     S3_BUCKET_ENCRYPTION_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     VOLUME_TABLE,
@@ -302,14 +303,15 @@ class OzoneManager:
                 (BUCKET_TABLE, bucket_key(volume, bucket), None),
                 (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
             ]
-            # its S3 CORS, lifecycle, policy and PublicAccessBlock configurations go with it; only if it has
-            # one, so a bucket deletion stays applicable by an OM that predates their tables (R29's N6)
+            # its S3 CORS, lifecycle, policy, PublicAccessBlock and ownership documents go with it; only if
+            # it has one, so a bucket deletion stays applicable by an OM that predates their tables (R29's N6)
             for table in (
                 S3_BUCKET_CORS_TABLE,
                 S3_BUCKET_LIFECYCLE_TABLE,
                 S3_BUCKET_POLICY_TABLE,
                 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
                 S3_BUCKET_ENCRYPTION_TABLE,
+                S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
             ):
                 if self.store.get(table, bucket_key(volume, bucket)) is not None:
                     ops.append((table, bucket_key(volume, bucket), None))

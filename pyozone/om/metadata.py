@@ -70,6 +70,9 @@ S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
 S3_BUCKET_ENCRYPTION_TABLE = "s3BucketEncryptionTable"
 """A bucket's S3 default encryption by bucket_key, as GetBucketEncryption answers it (pyozone's); openKey
 reads it for a key asked no encryption of its own."""
+S3_BUCKET_OWNERSHIP_CONTROLS_TABLE = "s3BucketOwnershipControlsTable"
+"""A bucket's S3 object ownership controls by bucket_key, as GetBucketOwnershipControls answers them
+(pyozone's)."""
 OBJECT_VERSION_TABLE = "objectVersionTable"
 """S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
 keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
@@ -87,6 +90,7 @@ TABLE_NAMES = (
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     S3_BUCKET_ENCRYPTION_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     OBJECT_VERSION_TABLE,
     META_TABLE,
 )

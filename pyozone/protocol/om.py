@@ -180,7 +180,7 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
         version, p.deleteMarker, p.versionSeq, retention_from_proto(p), legal_hold_from_proto(p),
-        encryption_from_proto(p), p.sseDataKey,
+        encryption_from_proto(p), p.sseDataKey, p.owner,
     )  # fmt: skip
 
 
@@ -547,6 +547,29 @@ def bucket_public_access_block_from_proto(response: om_pb.GetBucketPublicAccessB
     return response.configuration or None
 
 
+def put_bucket_ownership_controls_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketOwnershipControlsRequest:
+    return om_pb.PutBucketOwnershipControlsRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_ownership_controls_request(
+    volume: str, bucket: str
+) -> om_pb.GetBucketOwnershipControlsRequest:
+    return om_pb.GetBucketOwnershipControlsRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_ownership_controls_request(
+    volume: str, bucket: str
+) -> om_pb.DeleteBucketOwnershipControlsRequest:
+    return om_pb.DeleteBucketOwnershipControlsRequest(volume=volume, bucket=bucket)
+
+
+def bucket_ownership_controls_from_proto(response: om_pb.GetBucketOwnershipControlsResponse) -> bytes | None:
+    """None: the bucket has no ownership controls."""
+    return response.configuration or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -709,6 +732,12 @@ def bucket_public_access_block_answer(
     configuration: bytes | None,
 ) -> om_pb.GetBucketPublicAccessBlockResponse:
     return om_pb.GetBucketPublicAccessBlockResponse(configuration=configuration or b"")
+
+
+def bucket_ownership_controls_answer(
+    configuration: bytes | None,
+) -> om_pb.GetBucketOwnershipControlsResponse:
+    return om_pb.GetBucketOwnershipControlsResponse(configuration=configuration or b"")
 
 
 def volume_answer(method: str, record: VolumeRecord) -> Message:

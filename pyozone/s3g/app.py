@@ -34,7 +34,7 @@ from pyozone.s3g import (
     sse,
     xml,
 )
-from pyozone.s3g.acls import expected_owners
+from pyozone.s3g.acls import check_requested, expected_owners
 from pyozone.s3g.auth.payload import anonymous_payload
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -52,7 +52,7 @@ Handler = Callable[[S3Request], Awaitable[web.StreamResponse]]
 
 HANDLERS: dict[Operation, Handler] = {
     Operation.LIST_BUCKETS: buckets.list_buckets,
-    Operation.CREATE_BUCKET: buckets.create_bucket,
+    Operation.CREATE_BUCKET: acls.create_bucket,
     Operation.HEAD_BUCKET: buckets.head_bucket,
     Operation.DELETE_BUCKET: buckets.delete_bucket,
     Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
@@ -84,8 +84,8 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
     Operation.LIST_MULTIPART_UPLOADS: multipart.list_multipart_uploads,
     Operation.DELETE_OBJECTS: objects.delete_objects,
-    Operation.PUT_OBJECT: objects.put_object,
-    Operation.COPY_OBJECT: objects.copy_object,
+    Operation.PUT_OBJECT: acls.put_object,
+    Operation.COPY_OBJECT: acls.copy_object,
     Operation.GET_OBJECT: objects.get_object,
     Operation.HEAD_OBJECT: objects.head_object,
     Operation.DELETE_OBJECT: objects.delete_object,
@@ -228,7 +228,8 @@ async def _run(
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
     refuse_unimplemented(headers, http.query, sse=operation in sse.OPERATIONS)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
-    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
+    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers, acting)
+    check_requested(s3)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants
     # the request; never nobody, which would be the gateway itself
     assert acting, "authenticate refuses an access id that is not a user name"

@@ -281,9 +281,10 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
 VERSIONED = frozenset(
     {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES,
      Operation.GET_OBJECT_RETENTION, Operation.PUT_OBJECT_RETENTION, Operation.GET_OBJECT_LEGAL_HOLD,
-     Operation.PUT_OBJECT_LEGAL_HOLD}
+     Operation.PUT_OBJECT_LEGAL_HOLD, Operation.GET_OBJECT_ACL, Operation.PUT_OBJECT_ACL}
 )  # fmt: skip
-"""The object operations that act on the version a `versionId` names (objects.py)."""
+"""The object operations that act on the version a `versionId` names (objects.py; the ACL ones only on the
+current version: acls.py)."""
 
 
 def check_version(where: Target, operation: Operation) -> None:

@@ -122,6 +122,7 @@ _MESSAGE_BYTES = {
     "putObjectRetention": METADATA_REQUEST_BYTES,
     "putObjectLegalHold": METADATA_REQUEST_BYTES,
     "putBucketEncryption": METADATA_REQUEST_BYTES,
+    "putBucketOwnershipControls": METADATA_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

@@ -85,6 +85,7 @@ class OzoneManagerService:
         self.bucket_policy = bucket_documents.BucketPolicies(core)
         self.public_access_block = bucket_documents.public_access_block(core)
         self.object_locks = ObjectLocks(core)
+        self.ownership_controls = bucket_documents.ownership_controls(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -702,6 +703,36 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPublicAccessBlock")
 
+    @rpc
+    async def putBucketOwnershipControls(
+        self, request: pb.PutBucketOwnershipControlsRequest, context: Context
+    ) -> pb.PutBucketOwnershipControlsResponse:
+        await self._run(
+            self.ownership_controls.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its ownership controls"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketOwnershipControls")
+
+    @rpc
+    async def getBucketOwnershipControls(
+        self, request: pb.GetBucketOwnershipControlsRequest, context: Context
+    ) -> pb.GetBucketOwnershipControlsResponse:
+        found = await self._run(
+            self.ownership_controls.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its ownership controls"),
+        )  # fmt: skip
+        return wire.bucket_ownership_controls_answer(found)
+
+    @rpc
+    async def deleteBucketOwnershipControls(
+        self, request: pb.DeleteBucketOwnershipControlsRequest, context: Context
+    ) -> pb.DeleteBucketOwnershipControlsResponse:
+        await self._run(
+            self.ownership_controls.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its ownership controls"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketOwnershipControls")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -956,6 +987,8 @@ if TYPE_CHECKING:
         | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
         | pb.DeleteBucketPublicAccessBlockRequest | pb.PutObjectLockConfigurationRequest
         | pb.PutBucketEncryptionRequest | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
+        | pb.PutBucketOwnershipControlsRequest | pb.GetBucketOwnershipControlsRequest
+        | pb.DeleteBucketOwnershipControlsRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
 

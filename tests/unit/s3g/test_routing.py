@@ -142,7 +142,6 @@ def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3Error
 @pytest.mark.parametrize(
     ("path", "op"),
     [("/b/k?versionId=null&tagging", Operation.GET_OBJECT_TAGGING),
-     ("/b/k?versionId=abc&acl", Operation.GET_OBJECT_ACL),
      ("/b/k?versionId=abc&uploadId=u&partNumber=1", Operation.UPLOAD_PART)],
 )  # fmt: skip
 def test_a_version_id_on_an_operation_without_versions_is_not_implemented(path: str, op: Operation) -> None:
