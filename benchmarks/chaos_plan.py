@@ -6,7 +6,7 @@ over and over (never more than `max_down` at once), and OM and SCM once each, at
 thirds of the run. Some datanode kills come in pairs a few seconds apart: the "two datanodes killed in a
 row" case the write path must survive while a replication factor's worth of datanodes remain. With OM HA
 (issue 30) "om" is the service's leader at the time of the kill, killed `om_kills` times, spread over the
-first two thirds. Every `leader_every`-th datanode outage (issue 30, S9) is a kill of a pipeline's Raft
+first two thirds. Every `leader_every`-th datanode outage (issue 30) is a kill of a pipeline's Raft
 leader while the writer writes through it: its daemon is a placeholder, `dn-leader1`, `dn-leader2`, ...,
 which the run resolves at the kill to the datanode leading the most RATIS/THREE pipelines then (its /prom
 `ratis_server_role`), and starts again at the placeholder's start. The plan's times and bounds are those of

@@ -1,11 +1,11 @@
-"""Seeded runs of three SCM cores of one service on virtual time, with failovers (issue 31, design 7.2).
+"""Seeded runs of three SCM cores of one service on virtual time, with failovers (issue 31).
 
 Each seed draws a cluster (6-9 datanodes, a sequence id batch size, message loss) and, for two virtual
 minutes, block writes (three owners, RATIS/THREE and RATIS/ONE) and block deletes (OM's deleteScmKeyBlocks)
 to the ready leader beside faults: the leader killed (most often) or another SCM, restarts, the leader
 isolated from the other SCMs (not from the datanodes), random partitions of the SCMs, datanode kills and
 restarts, and the leader killed or isolated while replications it sent run. Then every fault heals.
-After every event the invariants of the design hold:
+After every event these invariants hold:
 
 1. no local id or delete transaction id is acknowledged twice, an acknowledged delete transaction
    committed with the blocks it was asked for, and a committed container or delete-transaction id names

@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from pyozone.client import steps
 from pyozone.client.config import ClientConfig
+from pyozone.client.crypto_streams import CryptoKeyInputStream, CryptoKeyOutputStream, data_key_of
 from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
@@ -27,13 +28,16 @@ from pyozone.framework.om import OmClient, acting_for
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    OpenedKey,
     VolumeInfo,
 )
 from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.hdds.security.sse import SseAlgorithm, SseKeyError, SseRequest, key_md5
 from pyozone.protocol.acl import ObjectPath
 
 Progress = Callable[[int], None]
@@ -179,18 +183,25 @@ class AsyncOzoneClient:
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
-    ) -> KeyOutputStream:
+        sse_s3: bool = False,
+        customer_key: bytes | None = None,
+    ) -> KeyOutputStream | CryptoKeyOutputStream:
         """An open key; nothing is visible until its close() commits it. `datastream`: write by pipeline
         V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold.
         The key gets `tags` and `metadata`, with what the stream's `metadata` holds at close().
         `condition`: checked at once and again by the commit (OMException KEY_ALREADY_EXISTS or
-        ETAG_MISMATCH)."""
-        client_id, blocks = await self.om.open_key(
-            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags, condition=condition
+        ETAG_MISMATCH). `sse_s3`: its data is encrypted under a data key OM makes (SSE-S3);
+        `customer_key`: under this 32-byte key (SSE-C), of which OM keeps the MD5 alone. OM may encrypt a
+        key nobody asked to (its bucket's default encryption): the stream encrypts whatever OM answers."""
+        opened = await self.om.open_key(
+            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags, condition=condition,
+            sse=_sse_request(sse_s3, customer_key),
+        )  # fmt: skip
+        out = self._output(
+            volume, bucket, key, opened.client_id, opened.blocks, size_hint, datastream, metadata
         )
-        out = self._output(volume, bucket, key, client_id, blocks, size_hint, datastream, metadata)
         out.condition = condition
-        return out
+        return _encrypting(out, opened, customer_key, f"/{volume}/{bucket}/{key}")
 
     def _output(
         self, volume: str, bucket: str, key: str, client_id: int, blocks: list[KeyLocation], size_hint: int,
@@ -214,13 +225,24 @@ class AsyncOzoneClient:
         return chain_order(members, self.client_host, self.client_rack)
 
     async def read_key(
-        self, volume: str, bucket: str, key: str, version: str = "", delete_markers: bool = False
-    ) -> KeyInputStream:
-        """`version`, `delete_markers`: as key_info (a delete marker reads as no bytes)."""
+        self, volume: str, bucket: str, key: str, version: str = "", delete_markers: bool = False,
+        customer_key: bytes | None = None,
+    ) -> KeyInputStream | CryptoKeyInputStream:  # fmt: skip
+        """`version`, `delete_markers`: as key_info (a delete marker reads as no bytes). An encrypted key
+        reads as its plaintext: SSE-S3's with the data key OM answers, SSE-C's with `customer_key`
+        (SseKeyError without it, or with another)."""
         info = await self.om.lookup_key(
             volume, bucket, key, self.client_host, version=version, delete_markers=delete_markers
         )
-        return KeyInputStream(self.om, self.pool, self.config, info, self.client_host)
+        stream = KeyInputStream(self.om, self.pool, self.config, info, self.client_host)
+        if info.encryption is None:
+            return stream
+        try:
+            data_key = data_key_of(info.encryption, f"/{volume}/{bucket}/{key}", info.data_key, customer_key)
+        except SseKeyError:
+            await stream.close()
+            raise
+        return CryptoKeyInputStream(stream, data_key, self.config.buffer_size)
 
     async def put_key(
         self,
@@ -282,7 +304,7 @@ class AsyncOzoneClient:
 
     async def _create(
         self, volume: str, bucket: str, key: str, size: int, extra: _KeyExtras
-    ) -> KeyOutputStream:
+    ) -> KeyOutputStream | CryptoKeyOutputStream:
         return await self.create_key(
             volume, bucket, key, size, extra.replication, extra.datastream, extra.metadata, extra.tags
         )
@@ -358,6 +380,19 @@ class AsyncOzoneClient:
         """Replaces the key's tag set; an empty one deletes it."""
         await self.om.put_object_tagging(volume, bucket, key, tags)
 
+    # ------------------------------------------------------------------ S3 bucket default encryption
+    async def put_bucket_encryption(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 default encryption (its owner's alone): every key written into it
+        without an encryption of its own is SSE-S3, native writes too."""
+        await self.om.put_bucket_encryption(volume, bucket, configuration)
+
+    async def get_bucket_encryption(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 default encryption; None: it has none."""
+        return await self.om.get_bucket_encryption(volume, bucket)
+
+    async def delete_bucket_encryption(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_encryption(volume, bucket)
+
     # ------------------------------------------------------------------ S3 bucket CORS
     async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
         """Replaces the bucket's S3 CORS configuration (its owner's alone; OM checks the document)."""
@@ -406,6 +441,18 @@ class AsyncOzoneClient:
     async def delete_bucket_public_access_block(self, volume: str, bucket: str) -> None:
         await self.om.delete_bucket_public_access_block(volume, bucket)
 
+    # ------------------------------------------------------------------ S3 object ownership controls
+    async def put_bucket_ownership_controls(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 ownership controls (its owner's alone; OM checks the document)."""
+        await self.om.put_bucket_ownership_controls(volume, bucket, configuration)
+
+    async def get_bucket_ownership_controls(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 ownership controls; None: it has none (its S3 ACLs decide)."""
+        return await self.om.get_bucket_ownership_controls(volume, bucket)
+
+    async def delete_bucket_ownership_controls(self, volume: str, bucket: str) -> None:
+        await self.om.delete_bucket_ownership_controls(volume, bucket)
+
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self,
@@ -415,10 +462,25 @@ class AsyncOzoneClient:
         replication: str | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
+        sse_s3: bool = False,
+        customer_key: bytes | None = None,
     ) -> str:
         """A new multipart upload of the key; its upload id. The completed key gets `metadata` (with what
-        completion adds) and `tags`."""
-        return await self.om.initiate_multipart_upload(volume, bucket, key, replication, metadata, tags)
+        completion adds) and `tags`. `sse_s3`, `customer_key`: its parts are encrypted, as create_key's."""
+        started = await self.start_multipart_upload(
+            volume, bucket, key, replication, metadata, tags, sse_s3, customer_key
+        )
+        return started.upload_id
+
+    async def start_multipart_upload(
+        self, volume: str, bucket: str, key: str, replication: str | None = None,
+        metadata: Mapping[str, str] | None = None, tags: Mapping[str, str] | None = None,
+        sse_s3: bool = False, customer_key: bytes | None = None,
+    ) -> InitiatedUpload:  # fmt: skip
+        """initiate_multipart_upload, answering how OM encrypts the parts too (its bucket's default)."""
+        return await self.om.initiate_multipart_upload(
+            volume, bucket, key, replication, metadata, tags, _sse_request(sse_s3, customer_key)
+        )
 
     async def create_multipart_key(
         self,
@@ -429,15 +491,23 @@ class AsyncOzoneClient:
         part_number: int,
         size_hint: int = 0,
         datastream: bool | None = None,
-    ) -> KeyOutputStream:
+        customer_key: bytes | None = None,
+    ) -> KeyOutputStream | CryptoKeyOutputStream:
         """A stream writing part `part_number` (1 to 10000) of the upload; its close() commits the part
-        under `stream.metadata["ETag"]`, replacing an earlier part of that number."""
-        client_id, blocks = await self.om.open_key(
+        under `stream.metadata["ETag"]`, replacing an earlier part of that number. The part is encrypted
+        as its upload is (`customer_key`: an SSE-C upload's, which must be its own: SseKeyError else)."""
+        opened = await self.om.open_key(
             volume, bucket, key, size_hint, None, upload_id=upload_id, part_number=part_number
         )
-        return self._output(
-            volume, bucket, key, client_id, blocks, size_hint, datastream, part=(upload_id, part_number)
-        )
+        out = self._output(
+            volume, bucket, key, opened.client_id, opened.blocks, size_hint, datastream,
+            part=(upload_id, part_number),
+        )  # fmt: skip
+        try:
+            return _encrypting(out, opened, customer_key, f"/{volume}/{bucket}/{key}")
+        except SseKeyError:
+            await out.abort()
+            raise
 
     async def complete_multipart_upload(
         self,
@@ -526,7 +596,25 @@ class _KeyExtras:
     tags: Mapping[str, str] | None
 
 
-async def _copy(stream: KeyInputStream, f: BinaryIO, progress: Progress | None) -> None:
+def _sse_request(sse_s3: bool, customer_key: bytes | None) -> SseRequest | None:
+    if customer_key is not None:
+        return SseRequest(SseAlgorithm.SSE_C, key_md5(customer_key))
+    return SseRequest(SseAlgorithm.SSE_S3) if sse_s3 else None
+
+
+def _encrypting(
+    out: KeyOutputStream, opened: OpenedKey, customer_key: bytes | None, name: str
+) -> KeyOutputStream | CryptoKeyOutputStream:
+    """The open key's stream, encrypting when OM answered an encryption (asked for, or its bucket's)."""
+    if opened.encryption is None:
+        return out
+    data_key = data_key_of(opened.encryption, name, opened.data_key, customer_key)
+    return CryptoKeyOutputStream(out, data_key, opened.encryption)
+
+
+async def _copy(
+    stream: KeyInputStream | CryptoKeyInputStream, f: BinaryIO, progress: Progress | None
+) -> None:
     async for piece in stream:
         f.write(piece)
         if progress:

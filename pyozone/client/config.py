@@ -83,7 +83,8 @@ class ClientConfig:
 
     def uses_datastream(self, size: int, datastream: bool | None = None) -> bool:
         """Whether a key of `size` bytes (0: unknown) is written by V2: `datastream` when given, else by
-        ozone.fs.datastream.enabled and the auto threshold (seed 004: small keys gain nothing from it).
+        ozone.fs.datastream.enabled and the auto threshold (small keys gain nothing from it: the "Ozone Write
+        Pipeline V2 with Ratis Streaming" post).
         An EC key's cells take the datanodes' datastream ports by the same rule: a key of unknown size may
         pause longer than a datanode keeps an idle stream open; RPC writeChunks have no such limit."""
         if datastream is not None:

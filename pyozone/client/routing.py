@@ -1,4 +1,4 @@
-"""The order of a datastream's chain: nearest first (seed 001, "Routing Table").
+"""The order of a datastream's chain: nearest first (Ozone's RatisHelper.getRoutingTable, HDDS-4454).
 
 The client sends to the member nearest to it; each member then sends to the member nearest to *itself*
 among those left, so a pipeline spread over two racks carries each byte across racks once. Near means

@@ -225,6 +225,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.om.http-address", T, "0.0.0.0:9874", "OM web UI and readiness; .SVC.NODE per HA OM"),
     _k("ozone.om.http-bind-host", T, "0.0.0.0", "Host OM's web server listens on"),
     _k("ozone.om.db.dirs", T, None, "Directory of om.db; defaults to ozone.metadata.dirs"),
+    _k("ozone.om.sse.master.keystore", T, None, "SSE-S3 master keystore; default: in OM's metadata dir"),
     _k("ozone.server.default.replication", T, "3", "Replication factor of new buckets' keys"),
     _k("ozone.server.default.replication.type", T, "RATIS", "Replication type of new buckets' keys"),
     _k(
@@ -333,6 +334,7 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("ozone.s3g.volume.name", T, "s3v", "The volume that holds the S3 buckets"),
     _k("ozone.s3g.domain.name", T, None, "Domain(s) for virtual-host-style requests, comma-separated"),
     _k("ozone.s3g.client.buffer.size", S, "4MB", "Bytes the gateway reads from a request body at once"),
+    _k("ozone.s3g.sse.customer.require.https", B, "true", "SSE-C (a key in a header) over HTTPS only"),
     _k("ozone.s3g.signing.key.cache.ttl", D, "10s", "How long the gateway keeps a signing key from OM"),
     _k("ozone.s3g.http.head.timeout", D, "10s", "A request head must arrive whole within this"),
     _k("ozone.s3g.http.body.idle.timeout", D, "20s", "A body stalled this long is RequestTimeout"),

@@ -46,15 +46,18 @@ from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    OpenedKey,
     ServiceInfo,
     VolumeInfo,
 )
 from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.security.acl import Acls, OzoneAcl
+from pyozone.hdds.security.sse import SseRequest
 from pyozone.hdds.security.users import login_user
 from pyozone.hdds.security.x509 import CertRole
 from pyozone.protocol import om as wire
@@ -410,11 +413,24 @@ class OmClient:
         upload_id: str = "",
         part_number: int = 0,
         condition: KeyCondition | None = None,
-    ) -> tuple[int, list[KeyLocation]]:
+        sse: SseRequest | None = None,
+    ) -> OpenedKey:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
-        `part_number` of that multipart upload. A `condition` that fails already is refused here."""
+        `part_number` of that multipart upload. A `condition` that fails already is refused here. `sse`:
+        its data is to be encrypted (the answer's encryption and data key)."""
         request = wire.open_key_request(
-            volume, bucket, key, size, replication, exclude, metadata, tags, upload_id, part_number, condition
+            volume,
+            bucket,
+            key,
+            size,
+            replication,
+            exclude,
+            metadata,
+            tags,
+            upload_id,
+            part_number,
+            condition,
+            sse,
         )
         return await self._call("openKey", request, wire.open_key_answer_from_proto, retry=True)
 
@@ -513,6 +529,20 @@ class OmClient:
         request = wire.put_object_tagging_request(volume, bucket, key, tags)
         await self._call("putObjectTagging", request, lambda r: None)
 
+    async def put_bucket_encryption(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 default encryption (the document as the S3 client sent it)."""
+        request = wire.put_bucket_encryption_request(volume, bucket, configuration)
+        await self._call("putBucketEncryption", request, lambda r: None)
+
+    async def get_bucket_encryption(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 default encryption as OM keeps it; None: it has none."""
+        request = wire.get_bucket_encryption_request(volume, bucket)
+        return await self._call("getBucketEncryption", request, wire.bucket_encryption_from_proto)
+
+    async def delete_bucket_encryption(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_encryption_request(volume, bucket)
+        await self._call("deleteBucketEncryption", request, lambda r: None)
+
     async def put_bucket_cors(self, volume: str, bucket: str, configuration: bytes) -> None:
         """Replaces the bucket's S3 CORS configuration (the document as the S3 client sent it)."""
         request = wire.put_bucket_cors_request(volume, bucket, configuration)
@@ -540,6 +570,10 @@ class OmClient:
     async def delete_bucket_lifecycle(self, volume: str, bucket: str) -> None:
         request = wire.delete_bucket_lifecycle_request(volume, bucket)
         await self._call("deleteBucketLifecycle", request, lambda r: None)
+
+    async def rotate_s3_master_key(self) -> int:
+        """A new SSE-S3 master key version (administrators only); its number."""
+        return await self._call("rotateS3MasterKey", wire.rotate_master_key_request(), lambda r: r.version)
 
     async def run_s3_lifecycle(self, now_ms: int = 0) -> LifecycleRun:
         """Runs OM's S3 lifecycle service once, judged at `now_ms` (0: OM's clock); administrators only."""
@@ -576,6 +610,22 @@ class OmClient:
         request = wire.delete_bucket_public_access_block_request(volume, bucket)
         await self._call("deleteBucketPublicAccessBlock", request, lambda r: None)
 
+    async def put_bucket_ownership_controls(self, volume: str, bucket: str, configuration: bytes) -> None:
+        """Replaces the bucket's S3 ownership controls (the document as the S3 client sent it)."""
+        request = wire.put_bucket_ownership_controls_request(volume, bucket, configuration)
+        await self._call("putBucketOwnershipControls", request, lambda r: None)
+
+    async def get_bucket_ownership_controls(self, volume: str, bucket: str) -> bytes | None:
+        """The bucket's S3 ownership controls as OM keeps them; None: it has none."""
+        request = wire.get_bucket_ownership_controls_request(volume, bucket)
+        return await self._call(
+            "getBucketOwnershipControls", request, wire.bucket_ownership_controls_from_proto
+        )
+
+    async def delete_bucket_ownership_controls(self, volume: str, bucket: str) -> None:
+        request = wire.delete_bucket_ownership_controls_request(volume, bucket)
+        await self._call("deleteBucketOwnershipControls", request, lambda r: None)
+
     async def get_s3_secret(self, user: str, create: bool) -> tuple[str, str]:
         request = wire.get_s3_secret_request(user, create)
         return await self._call(
@@ -592,10 +642,12 @@ class OmClient:
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
         self, volume: str, bucket: str, key: str, replication: str | None,
-        metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None,
-    ) -> str:  # fmt: skip
-        request = wire.initiate_multipart_upload_request(volume, bucket, key, replication, metadata, tags)
-        return await self._call("initiateMultipartUpload", request, lambda r: r.uploadID)
+        metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None, sse: SseRequest | None = None,
+    ) -> InitiatedUpload:  # fmt: skip
+        request = wire.initiate_multipart_upload_request(
+            volume, bucket, key, replication, metadata, tags, sse
+        )
+        return await self._call("initiateMultipartUpload", request, wire.initiated_from_proto)
 
     async def commit_multipart_part(
         self, volume: str, bucket: str, key: str, client_id: int, upload_id: str, part_number: int,

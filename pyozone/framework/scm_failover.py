@@ -1,5 +1,5 @@
 """Failover between the SCMs of a service, for every client of SCM's block and admin protocols (Ozone's
-SCMFailoverProxyProviderBase with SCMClientConfig's retry policy; design 4).
+SCMFailoverProxyProviderBase with SCMClientConfig's retry policy).
 
 `ScmNodes` is where a client may send one protocol's calls: the SCMs of the service
 (`ozone.scm.service.ids`, common/scm_ha.py), each at that protocol's port, or a lone SCM at its configured

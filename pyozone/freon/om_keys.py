@@ -35,7 +35,9 @@ def generate_om_keys(
     async def one(index: int) -> int:
         name = key_name(options.prefix, index)
         om = client.async_client.om
-        client_id, _ = await om.open_key(options.volume, options.bucket, name, 0, options.replication)
+        client_id = (
+            await om.open_key(options.volume, options.bucket, name, 0, options.replication)
+        ).client_id
         if committing is not None:
             committing(name)
         committed = await om.commit_key(options.volume, options.bucket, name, client_id, 0, [])

@@ -17,6 +17,7 @@ from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.s3_object_lock import ObjectLockConfiguration, Retention
 from pyozone.hdds.s3_versions import BucketVersioning, version_id
 from pyozone.hdds.security.acl import Acls, Ownership
+from pyozone.hdds.security.sse import KeyEncryption
 from pyozone.hdds.states import ReplicationType
 
 OBJECT_STORE = "OBJECT_STORE"
@@ -74,6 +75,8 @@ class BucketRecord:
     versioning: BucketVersioning = BucketVersioning.UNVERSIONED  # S3's (hdds/s3_versions.py)
     object_lock: ObjectLockConfiguration | None = None
     """S3 Object Lock (hdds/s3_object_lock.py); None: not enabled (once enabled, never disabled)."""
+    sse_default: bool = False
+    """An S3 default encryption: keys asked none of their own are SSE-S3 (hdds/s3_encryption.py)."""
 
     @property
     def ownership(self) -> Ownership:
@@ -124,6 +127,8 @@ class KeyRecord:
     """S3 Object Lock (hdds/s3_object_lock.py): the version's retention, if any."""
     legal_hold: bool | None = None
     """Its legal hold: ON, OFF, or None (never set)."""
+    encryption: KeyEncryption | None = None
+    """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
 
     @property
     def version_id(self) -> str:
@@ -166,6 +171,8 @@ class MultipartUploadRecord:
     parts: tuple[PartRecord, ...] = ()  # by part number
     owner: str = ""  # with ozone.acl.enabled: of the key it completes into, and that key's entries
     acls: Acls = ()
+    encryption: KeyEncryption | None = None
+    """The upload's S3 server-side encryption: each part takes it with an iv of its own."""
 
     def part(self, number: int) -> PartRecord | None:
         return next((p for p in self.parts if p.part_number == number), None)

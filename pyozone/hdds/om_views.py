@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.s3_object_lock import ObjectLockConfiguration, Retention
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,25 @@ class KeyCondition:
 
     must_not_exist: bool = False
     expected_etag: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InitiatedUpload:
+    """initiateMultipartUpload's answer: the upload's id and how its parts are encrypted (NONE: not)."""
+
+    upload_id: str
+    algorithm: SseAlgorithm = SseAlgorithm.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedKey:
+    """openKey's answer: the client id naming the open key, its pre-allocated blocks, and its encryption
+    with the data key to encrypt with (SSE-S3's; b"" for SSE-C, whose key the writer holds)."""
+
+    client_id: int
+    blocks: list[KeyLocation]
+    encryption: KeyEncryption | None = None
+    data_key: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +117,12 @@ class KeyInfo:
     resumes there even after the version is gone."""
     retention: Retention | None = None  # S3 Object Lock's (hdds/s3_object_lock.py)
     legal_hold: bool | None = None  # None: never set
+    encryption: KeyEncryption | None = None
+    """S3 server-side encryption of its data (hdds/security/sse.py); None: plaintext."""
+    data_key: bytes = field(default=b"", repr=False)
+    """SSE-S3's data key, as OM answers it to a reader or writer it allows (openKey, lookupKey)."""
+    owner: str = ""
+    """Its writer (OM's key owner): S3's object owner where the bucket's ACLs apply."""
 
     @property
     def replication_config(self) -> ReplicationConfig:

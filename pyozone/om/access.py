@@ -1,10 +1,11 @@
 """Who calls OM, and whether they may (ozone.acl.enabled): the native authorizer over OM's records.
 
-With ACLs off nothing here runs: a request has no caller and is not checked, as before. With them on, the
-caller comes from the request (hdds/security/acl.caller_name: the certificate over TLS, else the user
-x-ozone-user claims), its groups from Hadoop's static mapping and its administrator bit from
-ozone.administrators; a check reads the object and its parents and asks the kernel's check_access, and a
-refusal is PERMISSION_DENIED in Ozone's words.
+With ACLs off nothing here runs: a request has no caller and is not checked, as before, but for the S3
+gateway's anonymous requests (S3_ANONYMOUS), which are checked against WORLD entries always. With them on, the
+caller comes from the request (hdds/security/acl.caller_name: the certificate over TLS, else the user x-ozone-
+user claims), its groups from Hadoop's static mapping and its administrator bit from ozone.administrators; a
+check reads the object and its parents and asks the kernel's check_access, and a refusal is PERMISSION_DENIED
+in Ozone's words.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 from pyozone.hdds.om_records import BucketRecord, VolumeRecord
 from pyozone.hdds.s3_versions import BucketVersioning
 from pyozone.hdds.security.acl import (
+    ANONYMOUS_CALLER,
     ANONYMOUS_USER,
+    S3_ANONYMOUS,
     Acls,
     ACLType,
     Caller,
@@ -26,6 +29,7 @@ from pyozone.hdds.security.acl import (
     check_access,
     default_acls,
 )
+from pyozone.hdds.security.x509 import CertRole
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.settings import AccessSettings
@@ -43,15 +47,21 @@ class Access:
         for itself (the gateway making its volume) is an administrator, as the daemons' own user is in
         Ozone; another service's is nobody (caller_name)."""
         if not self.settings.enabled:
-            return None
+            return ANONYMOUS_CALLER if self._claimed(context) == S3_ANONYMOUS else None
         return self.identify(context)
+
+    @staticmethod
+    def _claimed(context: Any) -> str | None:
+        return next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
 
     def identify(self, context: Any) -> Caller:
         """Who an RPC request comes from whether or not ACLs are on, with its administrator bit from
         ozone.administrators: for the calls never open to all (runS3Lifecycle). Without TLS the name is the
         one x-ozone-user claims, as Ozone's simple authentication trusts it; none is the anonymous user."""
-        claimed = next((v for k, v in context.invocation_metadata() or () if k == USER_METADATA), None)
+        claimed = self._claimed(context)
         peer = peer_identity(context) if self.settings.tls else None
+        if claimed == S3_ANONYMOUS and (peer is None or peer.role is CertRole.S3G):
+            return ANONYMOUS_CALLER  # never an administrator, whatever ozone.administrators says
         try:
             user, service = caller_name(peer, claimed, self.settings.tls)
         except ValueError as e:

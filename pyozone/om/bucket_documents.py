@@ -1,31 +1,37 @@
-"""A bucket's S3 configuration documents (CORS, lifecycle, policy, PublicAccessBlock), each kept by OM in a
-table of its own apart from the bucket's record (pyozone's: Ozone's gateway has none of them). Apart,
-because the record travels with every listing, every key commit and every setBucketProperty answer, and a
-document may be tens of kilobytes.
+"""A bucket's S3 configuration documents (CORS, lifecycle, policy, PublicAccessBlock, default encryption,
+ownership controls), each kept by OM in a table of its own apart from the bucket's record (pyozone's: Ozone's
+gateway has none of them). Apart, because the record travels with every listing, every key commit and every
+setBucketProperty answer, and a document may be tens of kilobytes.
 
 OM reads every document with its kernel model before it keeps it (hdds/s3_cors.py, s3_lifecycle.py,
-s3_policy.py, s3_public_access.py) and keeps it as the Get call answers it, so no document a reader cannot
-read is ever stored (a policy is kept as sent, as GetBucketPolicy answers it). A public policy is refused
-under the bucket's BlockPublicPolicy in the step that would keep it, under OM's lock, so no concurrent
-PutPublicAccessBlock slips between the check and the write. The service checks that the caller owns the
-bucket (Access.bucket_owner); the rows go with their bucket (OzoneManager.delete_bucket). OM's own ACLs are
-not changed by any of them: the S3 gateway applies policies.
+s3_policy.py, s3_public_access.py, s3_ownership.py) and keeps it as the Get call answers it, so no document a
+reader cannot read is ever stored (a policy is kept as sent, as GetBucketPolicy answers it). A public policy
+is refused under the bucket's BlockPublicPolicy in the step that would keep it, under OM's lock, so no
+concurrent PutPublicAccessBlock slips between the check and the write. The service checks that the caller owns
+the bucket (Access.bucket_owner); the rows go with their bucket (OzoneManager.delete_bucket). OM's own ACLs
+are not changed by any of them: the S3 gateway applies policies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from pyozone.hdds import s3_cors, s3_lifecycle, s3_policy, s3_public_access
+from pyozone.hdds import s3_cors, s3_encryption, s3_lifecycle, s3_ownership, s3_policy, s3_public_access
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.master_keys import KEYSTORE_KEY
 from pyozone.om.metadata import (
+    BUCKET_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_ENCRYPTION_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     bucket_key,
 )
+from pyozone.protocol import om_records
 
 Reader = Callable[[bytes, str], bytes]
 """A document as sent and its bucket's name -> the document as kept; S3's refusal raised as OMException."""
@@ -117,6 +123,45 @@ def _public_access_block(body: bytes, bucket: str) -> bytes:
         raise _refused(e.code, str(e)) from None
 
 
+def _encryption(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_encryption.document(s3_encryption.parse(body))
+    except s3_encryption.EncryptionConfigError as e:
+        raise _refused(e.code, e.message) from None
+
+
+class BucketEncryptions(BucketDocuments):
+    """Default encryptions: refused (INVALID_KMS_PROVIDER) where OM has no master keystore, whose keys
+    every write into the bucket would then need.
+
+    Beside the document, the bucket's record says it has one (BucketRecord.sse_default), in the same
+    transaction: openKey reads the record, never this table."""
+
+    def __init__(self, om: OzoneManager) -> None:
+        super().__init__(om, S3_BUCKET_ENCRYPTION_TABLE, _encryption)
+
+    def put(self, volume: str, bucket: str, body: bytes) -> None:
+        kept = self.read(body, bucket)
+        om = self.om
+        if om.master_keys is None:
+            raise OMException(
+                OMResultCode.INVALID_KMS_PROVIDER, f"{bucket}: no SSE master keystore ({KEYSTORE_KEY})"
+            )
+        with om.lock:
+            parent = replace(om.info_bucket(volume, bucket), sse_default=True)
+            name = bucket_key(volume, bucket)
+            om.commit([(self.table, name, kept), (BUCKET_TABLE, name, om_records.encode_bucket(parent))])
+
+    def delete(self, volume: str, bucket: str) -> None:
+        om = self.om
+        with om.lock:
+            parent = om.info_bucket(volume, bucket)
+            name = bucket_key(volume, bucket)
+            if om.store.get(self.table, name) is not None or parent.sse_default:
+                encoded = om_records.encode_bucket(replace(parent, sse_default=False))
+                om.commit([(self.table, name, None), (BUCKET_TABLE, name, encoded)])
+
+
 def cors(om: OzoneManager) -> BucketDocuments:
     return BucketDocuments(om, S3_BUCKET_CORS_TABLE, _cors)
 
@@ -129,3 +174,15 @@ def public_access_block(om: OzoneManager) -> BucketDocuments:
     """A PublicAccessBlock changes no policy already kept (as Amazon's: BlockPublicPolicy refuses later
     puts)."""
     return BucketDocuments(om, S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE, _public_access_block)
+
+
+def _ownership_controls(body: bytes, bucket: str) -> bytes:
+    try:
+        return s3_ownership.document(s3_ownership.parse(body))
+    except s3_ownership.OwnershipControlsError as e:
+        raise _refused(e.code, str(e)) from None
+
+
+def ownership_controls(om: OzoneManager) -> BucketDocuments:
+    """Ownership controls: whether the bucket's S3 ACLs apply (hdds/s3_ownership.py)."""
+    return BucketDocuments(om, S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, _ownership_controls)

@@ -25,6 +25,14 @@ from pyozone.hdds.om_views import KeyCondition
 from pyozone.hdds.s3_object_lock import ObjectLockConfiguration
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, write_plan
 from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
+from pyozone.hdds.security.sse import (
+    KeyEncryption,
+    SseAlgorithm,
+    SseRequest,
+    new_data_key,
+    new_iv,
+    valid_key_md5,
+)
 from pyozone.om import conditions, object_lock, quota, versions
 from pyozone.om.block_batcher import BlockBatcher
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -32,6 +40,7 @@ from pyozone.om.key_answers import LocatedKey, OpenKeyPlan, OpenKeySession, Read
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import LocationCache, read_pipeline
 from pyozone.om.locks import OMLocks
+from pyozone.om.master_keys import KEYSTORE_KEY, MasterKeyError, MasterKeyStore
 from pyozone.om.metadata import (
     BUCKET_TABLE,
     DELETED_TABLE,
@@ -40,7 +49,9 @@ from pyozone.om.metadata import (
     MULTIPART_INFO_TABLE,
     OPEN_KEY_TABLE,
     S3_BUCKET_CORS_TABLE,
+    S3_BUCKET_ENCRYPTION_TABLE,
     S3_BUCKET_LIFECYCLE_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
     VOLUME_TABLE,
@@ -86,6 +97,8 @@ class OzoneManager:
         self.lock = self.locks.namespace
         """Exclusive: for everything but key requests (`with om.lock:`)."""
         self.s3_secrets = S3SecretManager(store, self.lock)
+        self.master_keys: MasterKeyStore | None = None
+        """SSE-S3's master keys (the daemon loads them; None: SSE-S3 is refused)."""
         self.versions = versions.ObjectVersions(self)
         raw = store.get(META_TABLE, OBJECT_ID)
         self._next_id = self._written_id = int(raw.decode()) if raw else 1
@@ -290,13 +303,15 @@ class OzoneManager:
                 (BUCKET_TABLE, bucket_key(volume, bucket), None),
                 (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
             ]
-            # its S3 CORS, lifecycle, policy and PublicAccessBlock configurations go with it; only if it has
-            # one, so a bucket deletion stays applicable by an OM that predates their tables (R29's N6)
+            # its S3 CORS, lifecycle, policy, PublicAccessBlock and ownership documents go with it; only if
+            # it has one, so a bucket deletion stays applicable by an OM that predates their tables (R29's N6)
             for table in (
                 S3_BUCKET_CORS_TABLE,
                 S3_BUCKET_LIFECYCLE_TABLE,
                 S3_BUCKET_POLICY_TABLE,
                 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+                S3_BUCKET_ENCRYPTION_TABLE,
+                S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
             ):
                 if self.store.get(table, bucket_key(volume, bucket)) is not None:
                     ops.append((table, bucket_key(volume, bucket), None))
@@ -329,6 +344,7 @@ class OzoneManager:
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
         condition: KeyCondition | None = None,
+        sse: SseRequest | None = None,
     ) -> OpenKeySession:
         """Records an open key under a fresh client id with ceil(dataSize / block capacity) pre-allocated
         blocks (at least one, at most PREALLOCATE_MAX_BLOCKS), with the metadata and tags the committed
@@ -343,7 +359,7 @@ class OzoneManager:
         A `condition` that fails now is refused before any block is allocated (commit_key decides)."""
         return self.open_planned(
             self.plan_open_key(
-                volume, bucket, key, data_size, replication, excluded, metadata, tags, creator, condition
+                volume, bucket, key, data_size, replication, excluded, metadata, tags, creator, condition, sse
             )
         )
 
@@ -359,16 +375,59 @@ class OzoneManager:
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
         condition: KeyCondition | None = None,
+        sse: SseRequest | None = None,
     ) -> OpenKeyPlan:
         """open_key's checks and what it asks SCM for; record_open_key then records the blocks SCM gave
-        (OM's event loop awaits SCM between the two, issue 29)."""
+        (OM's event loop awaits SCM between the two, issue 29). `sse`: the key's data is encrypted
+        (new_encryption)."""
         if replication is not None:
             self.settings.allowed_configs.check(replication)
         if condition is not None:  # a plain open reads no committed key
             conditions.check(condition, self.find_key(volume, bucket, key), key_key(volume, bucket, key))
-        return self.plan_open_key_as(
+        plan = self.plan_open_key_as(
             volume, bucket, key, data_size, replication, excluded, metadata, tags, creator
         )
+        sse = sse or default_sse(plan.bucket_sse)
+        if sse is None:
+            return plan
+        encryption, data_key = self.new_encryption(sse)
+        return replace(plan, encryption=encryption, data_key=data_key)
+
+    def new_encryption(self, sse: SseRequest) -> tuple[KeyEncryption, bytes]:
+        """A new key's encryption and its data key: SSE-S3's fresh, wrapped under the newest master key
+        version (INVALID_KMS_PROVIDER without a keystore); SSE-C's is the customer's (b"": OM never sees
+        it), of which OM records the MD5 alone."""
+        if sse.algorithm is SseAlgorithm.SSE_C:
+            if not valid_key_md5(sse.customer_key_md5):
+                raise OMException(
+                    OMResultCode.INVALID_REQUEST, "SSE-C needs the base64 MD5 of the customer key"
+                )
+            return KeyEncryption(SseAlgorithm.SSE_C, new_iv(), customer_key_md5=sse.customer_key_md5), b""
+        if self.master_keys is None:
+            raise OMException(
+                OMResultCode.INVALID_KMS_PROVIDER, f"SSE-S3: no master keystore ({KEYSTORE_KEY})"
+            )
+        data_key = new_data_key()
+        wrapped, version = self.master_keys.wrap(data_key)
+        return KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), wrapped, version), data_key
+
+    def data_key(self, record: KeyRecord) -> bytes:
+        """The SSE-S3 data key of a key (unwrapped), b"" for any other: only for a caller its ACLs allow to
+        read or write it (the caller checks, as Ozone's KMS checks DECRYPT_EEK)."""
+        return b"" if record.encryption is None else self.unwrapped_key(record.encryption, record.key)
+
+    def unwrapped_key(self, encryption: KeyEncryption, key: str) -> bytes:
+        """SSE-S3's data key unwrapped (INVALID_KMS_PROVIDER when no master key opens it); b"" for SSE-C."""
+        if encryption.algorithm is not SseAlgorithm.SSE_S3:
+            return b""
+        if self.master_keys is None:
+            raise OMException(
+                OMResultCode.INVALID_KMS_PROVIDER, f"SSE-S3: no master keystore ({KEYSTORE_KEY})"
+            )
+        try:
+            return self.master_keys.unwrap(encryption.wrapped_key, encryption.master_key_version)
+        except MasterKeyError as e:
+            raise OMException(OMResultCode.INVALID_KMS_PROVIDER, f"{key}: {e}") from None
 
     def open_planned(self, plan: OpenKeyPlan) -> OpenKeySession:
         """The planned blocks from SCM (through the batcher, blocking), recorded."""
@@ -408,7 +467,7 @@ class OzoneManager:
         self.check_quota(parent, replicated_size(config, preallocated), new_key)
         return OpenKeyPlan(
             volume, bucket, key, data_size, config, size, count, capacity, excluded or ExcludeList(),
-            metadata, tags, creator, parent.acls,
+            metadata, tags, creator, parent.acls, parent.sse_default,
         )  # fmt: skip
 
     def record_open_key(self, plan: OpenKeyPlan, allocated: Sequence[BlockLocation]) -> OpenKeySession:
@@ -434,6 +493,7 @@ class OzoneManager:
                 pairs(plan.tags),
                 creator.owner if creator else "",
                 inherit_defaults(creator.acls, plan.parent_acls) if creator else (),
+                encryption=plan.encryption,
             )
             try:
                 self._bucket(volume, bucket)  # deleted while SCM allocated: the blocks are garbage
@@ -449,7 +509,7 @@ class OzoneManager:
                 )
             )
             self.commit(ops)
-        return OpenKeySession(record, client_id, tuple(allocated), capacity)
+        return OpenKeySession(record, client_id, tuple(allocated), capacity, plan.data_key)
 
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None
@@ -866,3 +926,8 @@ def _user() -> str:
         return getpass.getuser()
     except Exception:
         return "pyozone"
+
+
+def default_sse(bucket_sse: bool) -> SseRequest | None:
+    """SSE-S3 in a bucket with an S3 default encryption (BucketRecord.sse_default), else None."""
+    return SseRequest(SseAlgorithm.SSE_S3) if bucket_sse else None

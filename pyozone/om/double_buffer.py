@@ -1,4 +1,4 @@
-"""om.db's write path, as seed 001 describes OM's: a table cache and a double buffer.
+"""om.db's write path, as Ozone's OM: a table cache and a double buffer (OzoneManagerDoubleBuffer).
 
 A transaction's changes enter the table cache at once, so the next request sees them, and join the
 current buffer under the next epoch (a transaction's number). A flusher thread swaps the buffers and

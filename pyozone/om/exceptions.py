@@ -38,6 +38,7 @@ class OMResultCode(Enum):
     QUOTA_ERROR = "INVALID_ARGUMENT"
     ETAG_MISMATCH = "FAILED_PRECONDITION"  # an S3 If-Match that the committed key does not meet
     NO_SUCH_VERSION = "NOT_FOUND"  # pyozone: an S3 version id the key does not have (om/versions.py)
+    INVALID_KMS_PROVIDER = "FAILED_PRECONDITION"  # SSE-S3 without a usable master keystore (master_keys.py)
 
     def __new__(cls, status: str) -> OMResultCode:
         # Several codes share a status: the value must stay unique, so it is the member's position.

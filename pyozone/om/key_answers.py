@@ -4,13 +4,14 @@ read."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.om_records import KeyRecord
 from pyozone.hdds.security.acl import Acls, Ownership
+from pyozone.hdds.security.sse import KeyEncryption
 from pyozone.protocol.block import BlockLocation
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class OpenKeyPlan:
     tags: Mapping[str, str] | None
     creator: Ownership | None
     parent_acls: Acls
+    bucket_sse: bool = False  # the bucket's S3 default encryption
+    encryption: KeyEncryption | None = None
+    data_key: bytes = field(default=b"", repr=False)  # SSE-S3's, for the writer; never recorded
 
     @property
     def allocating(self) -> str:
@@ -51,6 +55,7 @@ class OpenKeySession:
     client_id: int
     allocated: tuple[BlockLocation, ...]
     block_length: int
+    data_key: bytes = field(default=b"", repr=False)  # SSE-S3's, for the writer; never recorded
 
 
 @dataclass(frozen=True, slots=True)

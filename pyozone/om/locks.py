@@ -1,4 +1,4 @@
-"""OM's locks: key requests run side by side, each under its key's lock (seed 001's move from volume and
+"""OM's locks: key requests run side by side, each under its key's lock (HDDS-11898's move from volume and
 bucket locks to key-prefix locks); everything else is exclusive.
 
 - `NamespaceLock` is shared by key requests and exclusive for the rest (volumes, buckets, properties,

@@ -8,6 +8,7 @@
   s3SecretTable <access id>               S3Secret (a user's S3 secret; the access id is the user name)
   multipartInfoTable /vol/bucket/key NUL uploadID  MultipartInfo (an upload in progress and its parts)
   s3BucketCorsTable /vol/bucket          a bucket's S3 CORS configuration (its document)
+  s3BucketEncryptionTable /vol/bucket    a bucket's S3 default encryption (its document)
   objectVersionTable /vol/bucket/key NUL <2^64-1-seq, 16 hex>  KeyInfo (S3: a key's noncurrent versions
                                          and its delete markers, newest first; om/versions.py)
                      /vol/bucket/key NUL "null"  decimal text: the seq of the key's noncurrent null version
@@ -66,6 +67,12 @@ S3_BUCKET_POLICY_TABLE = "s3BucketPolicyTable"
 """A bucket's S3 bucket policy by bucket_key, as sent (pyozone's, as s3BucketCorsTable)."""
 S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
 """A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
+S3_BUCKET_ENCRYPTION_TABLE = "s3BucketEncryptionTable"
+"""A bucket's S3 default encryption by bucket_key, as GetBucketEncryption answers it (pyozone's); openKey
+reads it for a key asked no encryption of its own."""
+S3_BUCKET_OWNERSHIP_CONTROLS_TABLE = "s3BucketOwnershipControlsTable"
+"""A bucket's S3 object ownership controls by bucket_key, as GetBucketOwnershipControls answers them
+(pyozone's)."""
 OBJECT_VERSION_TABLE = "objectVersionTable"
 """S3 versions (pyozone's; Ozone keeps none): every version of a key but the current one, which stays in
 keyTable, and every delete marker; by version_key, so a key's versions follow its name newest first."""
@@ -82,6 +89,8 @@ TABLE_NAMES = (
     S3_BUCKET_LIFECYCLE_TABLE,
     S3_BUCKET_POLICY_TABLE,
     S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE,
+    S3_BUCKET_ENCRYPTION_TABLE,
+    S3_BUCKET_OWNERSHIP_CONTROLS_TABLE,
     OBJECT_VERSION_TABLE,
     META_TABLE,
 )

@@ -35,8 +35,9 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
+from pyozone.hdds.security.sse import KeyEncryption, SseRequest, new_iv
 from pyozone.om import conditions, object_lock, quota
-from pyozone.om.core import OzoneManager
+from pyozone.om.core import OzoneManager, default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
@@ -107,12 +108,14 @@ class MultipartManager:
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
         creator: Ownership | None = None,
+        sse: SseRequest | None = None,
     ) -> MultipartUploadRecord:
         """A new upload. Its id starts with the object id in hex, zero-padded, so a key's uploads sort by
         creation (S3 lists them so, and pages by upload id); the UUID after it keeps ids unique across
         OMs. `replication` is the client's (checked against ozone.replication.allowed-configs); None
         takes the bucket's. Every part is written with the upload's. With ozone.acl.enabled the
-        `creator` owns the key it completes into."""
+        `creator` owns the key it completes into. `sse`: the parts are encrypted (OzoneManager.new_encryption:
+        one data key for the upload, an iv per part)."""
         om = self.om
         check_key_name(key, om.settings.check_key_characters)
         check_metadata(metadata or {})
@@ -122,6 +125,8 @@ class MultipartManager:
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             object_lock.check_write(parent, metadata, om.clock.wall_ms())
+            sse = sse or default_sse(parent.sse_default)
+            encryption = om.new_encryption(sse)[0] if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(
@@ -136,6 +141,7 @@ class MultipartManager:
                 pairs(tags),
                 owner=creator.owner if creator else "",
                 acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
+                encryption=encryption,
             )
             name = multipart_key(volume, bucket, key, upload.upload_id)
             ops.append((MULTIPART_INFO_TABLE, name, om_records.encode(om_records.multipart_to_proto(upload))))
@@ -154,14 +160,17 @@ class MultipartManager:
         excluded: ExcludeList | None = None,
         creator: Ownership | None = None,
     ) -> OpenKeySession:
-        """An open key for one part, of the upload's replication (owned by its writer)."""
+        """An open key for one part, of the upload's replication (owned by its writer), and its encryption
+        with an iv of the part's own: a part written again never reuses a key stream."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
-        return self.om.open_planned(
-            self.om.plan_open_key_as(
-                volume, bucket, key, data_size, upload.replication, excluded, creator=creator
-            )
+        plan = self.om.plan_open_key_as(
+            volume, bucket, key, data_size, upload.replication, excluded, creator=creator
         )
+        if upload.encryption is not None:
+            encryption = replace(upload.encryption, iv=new_iv())
+            plan = replace(plan, encryption=encryption, data_key=self.om.unwrapped_key(encryption, key))
+        return self.om.open_planned(plan)
 
     def commit_part(
         self,
@@ -285,7 +294,7 @@ class MultipartManager:
                 volume, bucket, key, size, now, now, upload.replication, tuple(blocks), upload.object_id,
                 pairs(merged), upload.tags, upload.owner, upload.acls,
                 replicated_size(upload.replication, size) + extra if extra else 0,
-                tuple(sizes), tuple(checksums),
+                tuple(sizes), tuple(checksums), encryption=_completed_encryption(upload, parts),
             )  # fmt: skip
             ops: list[Op] = []
             listed = {number for number, _ in parts}
@@ -357,3 +366,17 @@ def check_part_number(number: int) -> None:
         raise OMException(
             OMResultCode.INVALID_REQUEST, f"part number {number}: parts are numbered 1 to {MAX_PART_NUMBER}"
         )
+
+
+def _completed_encryption(
+    upload: MultipartUploadRecord, parts: Sequence[tuple[int, str]]
+) -> KeyEncryption | None:
+    """The completed key's encryption: the upload's, with each listed part's iv in order."""
+    if upload.encryption is None:
+        return None
+    ivs = []
+    for number, _ in parts:
+        part = upload.part(number)
+        assert part is not None and part.key.encryption is not None  # complete checked the list
+        ivs.append(part.key.encryption.iv)
+    return replace(upload.encryption, part_ivs=tuple(ivs))

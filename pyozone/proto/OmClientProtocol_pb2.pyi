@@ -9,6 +9,15 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SseAlgorithm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SSE_NONE: _ClassVar[SseAlgorithm]
+    SSE_S3: _ClassVar[SseAlgorithm]
+    SSE_C: _ClassVar[SseAlgorithm]
+SSE_NONE: SseAlgorithm
+SSE_S3: SseAlgorithm
+SSE_C: SseAlgorithm
+
 class OzoneAclInfo(_message.Message):
     __slots__ = ("type", "name", "rights", "aclScope")
     class OzoneAclType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
@@ -66,7 +75,7 @@ class VolumeInfo(_message.Message):
     def __init__(self, volume: _Optional[str] = ..., owner: _Optional[str] = ..., admin: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., quotaInBytes: _Optional[int] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class BucketInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning", "objectLockEnabled", "defaultRetention")
+    __slots__ = ("volume", "bucket", "creationTime", "modificationTime", "type", "factor", "layout", "usedBytes", "usedNamespace", "owner", "ecReplicationConfig", "quotaInBytes", "quotaInNamespace", "acls", "versioning", "sseDefault", "objectLockEnabled", "defaultRetention")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     CREATIONTIME_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +91,7 @@ class BucketInfo(_message.Message):
     QUOTAINNAMESPACE_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
     VERSIONING_FIELD_NUMBER: _ClassVar[int]
+    SSEDEFAULT_FIELD_NUMBER: _ClassVar[int]
     OBJECTLOCKENABLED_FIELD_NUMBER: _ClassVar[int]
     DEFAULTRETENTION_FIELD_NUMBER: _ClassVar[int]
     volume: str
@@ -99,9 +109,10 @@ class BucketInfo(_message.Message):
     quotaInNamespace: int
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
     versioning: str
+    sseDefault: bool
     objectLockEnabled: bool
     defaultRetention: DefaultRetention
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ..., defaultRetention: _Optional[_Union[DefaultRetention, _Mapping]] = ...) -> None: ...
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., layout: _Optional[str] = ..., usedBytes: _Optional[int] = ..., usedNamespace: _Optional[int] = ..., owner: _Optional[str] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., quotaInBytes: _Optional[int] = ..., quotaInNamespace: _Optional[int] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., versioning: _Optional[str] = ..., sseDefault: _Optional[bool] = ..., objectLockEnabled: _Optional[bool] = ..., defaultRetention: _Optional[_Union[DefaultRetention, _Mapping]] = ...) -> None: ...
 
 class DefaultRetention(_message.Message):
     __slots__ = ("mode", "days", "years")
@@ -132,7 +143,7 @@ class KeyLocation(_message.Message):
     def __init__(self, blockID: _Optional[_Union[_ScmBlockLocationProtocol_pb2.BlockID, _Mapping]] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., pipeline: _Optional[_Union[_hdds_pb2.Pipeline, _Mapping]] = ..., createVersion: _Optional[int] = ..., containerState: _Optional[str] = ..., token: _Optional[_Union[_hdds_pb2.TokenProto, _Mapping]] = ...) -> None: ...
 
 class KeyInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker", "retentionMode", "retainUntilMs", "legalHold")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "creationTime", "modificationTime", "type", "factor", "locations", "objectID", "metadata", "tags", "ecReplicationConfig", "owner", "acls", "chargedBytes", "partNumbers", "partSizes", "partChecksums", "versionSeq", "versioned", "deleteMarker", "retentionMode", "retainUntilMs", "legalHold", "sseAlgorithm", "sseIv", "sseWrappedKey", "sseMasterKeyVersion", "sseCustomerKeyMD5", "sseDataKey", "ssePartIvs")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +183,13 @@ class KeyInfo(_message.Message):
     RETENTIONMODE_FIELD_NUMBER: _ClassVar[int]
     RETAINUNTILMS_FIELD_NUMBER: _ClassVar[int]
     LEGALHOLD_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSEIV_FIELD_NUMBER: _ClassVar[int]
+    SSEWRAPPEDKEY_FIELD_NUMBER: _ClassVar[int]
+    SSEMASTERKEYVERSION_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
+    SSEDATAKEY_FIELD_NUMBER: _ClassVar[int]
+    SSEPARTIVS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -197,7 +215,28 @@ class KeyInfo(_message.Message):
     retentionMode: str
     retainUntilMs: int
     legalHold: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ..., retentionMode: _Optional[str] = ..., retainUntilMs: _Optional[int] = ..., legalHold: _Optional[str] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseIv: bytes
+    sseWrappedKey: bytes
+    sseMasterKeyVersion: int
+    sseCustomerKeyMD5: str
+    sseDataKey: bytes
+    ssePartIvs: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., creationTime: _Optional[int] = ..., modificationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., locations: _Optional[_Iterable[_Union[KeyLocation, _Mapping]]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., chargedBytes: _Optional[int] = ..., partNumbers: _Optional[_Iterable[int]] = ..., partSizes: _Optional[_Iterable[int]] = ..., partChecksums: _Optional[_Iterable[str]] = ..., versionSeq: _Optional[int] = ..., versioned: _Optional[bool] = ..., deleteMarker: _Optional[bool] = ..., retentionMode: _Optional[str] = ..., retainUntilMs: _Optional[int] = ..., legalHold: _Optional[str] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseIv: _Optional[bytes] = ..., sseWrappedKey: _Optional[bytes] = ..., sseMasterKeyVersion: _Optional[int] = ..., sseCustomerKeyMD5: _Optional[str] = ..., sseDataKey: _Optional[bytes] = ..., ssePartIvs: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class SseInfo(_message.Message):
+    __slots__ = ("algorithm", "iv", "wrappedKey", "masterKeyVersion", "customerKeyMD5")
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    IV_FIELD_NUMBER: _ClassVar[int]
+    WRAPPEDKEY_FIELD_NUMBER: _ClassVar[int]
+    MASTERKEYVERSION_FIELD_NUMBER: _ClassVar[int]
+    CUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
+    algorithm: SseAlgorithm
+    iv: bytes
+    wrappedKey: bytes
+    masterKeyVersion: int
+    customerKeyMD5: str
+    def __init__(self, algorithm: _Optional[_Union[SseAlgorithm, str]] = ..., iv: _Optional[bytes] = ..., wrappedKey: _Optional[bytes] = ..., masterKeyVersion: _Optional[int] = ..., customerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class CreateVolumeRequest(_message.Message):
     __slots__ = ("volume", "owner", "quotaInBytes", "quotaInNamespace")
@@ -334,7 +373,7 @@ class KeyCondition(_message.Message):
     def __init__(self, mustNotExist: _Optional[bool] = ..., expectedETag: _Optional[str] = ...) -> None: ...
 
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition", "sseAlgorithm", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -362,6 +401,8 @@ class OpenKeyRequest(_message.Message):
     MULTIPARTNUMBER_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -375,7 +416,9 @@ class OpenKeyRequest(_message.Message):
     multipartNumber: int
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     condition: KeyCondition
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseCustomerKeyMD5: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")
@@ -685,6 +728,46 @@ class DeleteBucketCorsResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketEncryptionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketEncryptionResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketEncryptionRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketEncryptionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class PutBucketLifecycleRequest(_message.Message):
     __slots__ = ("volume", "bucket", "configuration")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
@@ -742,6 +825,16 @@ class RunS3LifecycleResponse(_message.Message):
     markersRemoved: int
     uploadsAborted: int
     def __init__(self, keysExpired: _Optional[int] = ..., versionsExpired: _Optional[int] = ..., markersRemoved: _Optional[int] = ..., uploadsAborted: _Optional[int] = ...) -> None: ...
+
+class RotateS3MasterKeyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RotateS3MasterKeyResponse(_message.Message):
+    __slots__ = ("version",)
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    def __init__(self, version: _Optional[int] = ...) -> None: ...
 
 class PutBucketPolicyRequest(_message.Message):
     __slots__ = ("volume", "bucket", "policy")
@@ -823,6 +916,46 @@ class DeleteBucketPublicAccessBlockResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class PutBucketOwnershipControlsRequest(_message.Message):
+    __slots__ = ("volume", "bucket", "configuration")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    configuration: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., configuration: _Optional[bytes] = ...) -> None: ...
+
+class PutBucketOwnershipControlsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetBucketOwnershipControlsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class GetBucketOwnershipControlsResponse(_message.Message):
+    __slots__ = ("configuration",)
+    CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
+    configuration: bytes
+    def __init__(self, configuration: _Optional[bytes] = ...) -> None: ...
+
+class DeleteBucketOwnershipControlsRequest(_message.Message):
+    __slots__ = ("volume", "bucket")
+    VOLUME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    volume: str
+    bucket: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ...) -> None: ...
+
+class DeleteBucketOwnershipControlsResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class S3Secret(_message.Message):
     __slots__ = ("kerberosID", "awsSecret")
     KERBEROSID_FIELD_NUMBER: _ClassVar[int]
@@ -884,7 +1017,7 @@ class PartInfo(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., partKeyInfo: _Optional[_Union[KeyInfo, _Mapping]] = ...) -> None: ...
 
 class MultipartInfo(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig", "owner", "acls")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "creationTime", "type", "factor", "objectID", "metadata", "tags", "parts", "ecReplicationConfig", "owner", "acls", "sse")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -913,6 +1046,7 @@ class MultipartInfo(_message.Message):
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
+    SSE_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -927,10 +1061,11 @@ class MultipartInfo(_message.Message):
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     owner: str
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
+    sse: SseInfo
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., creationTime: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., objectID: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., parts: _Optional[_Iterable[_Union[PartInfo, _Mapping]]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., sse: _Optional[_Union[SseInfo, _Mapping]] = ...) -> None: ...
 
 class InitiateMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig")
+    __slots__ = ("volume", "bucket", "key", "type", "factor", "metadata", "tags", "ecReplicationConfig", "sseAlgorithm", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -953,6 +1088,8 @@ class InitiateMultipartUploadRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -961,13 +1098,17 @@ class InitiateMultipartUploadRequest(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     tags: _containers.ScalarMap[str, str]
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseCustomerKeyMD5: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class InitiateMultipartUploadResponse(_message.Message):
-    __slots__ = ("uploadID",)
+    __slots__ = ("uploadID", "sseAlgorithm")
     UPLOADID_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
     uploadID: str
-    def __init__(self, uploadID: _Optional[str] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    def __init__(self, uploadID: _Optional[str] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ...) -> None: ...
 
 class CommitMultipartUploadPartRequest(_message.Message):
     __slots__ = ("volume", "bucket", "key", "clientID", "multipartUploadID", "multipartNumber", "dataSize", "locations", "metadata")

@@ -32,10 +32,12 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import (
     BucketInfo,
+    InitiatedUpload,
     KeyCondition,
     KeyInfo,
     MultipartPartList,
     MultipartUploadInfo,
+    OpenedKey,
     PartInfo,
     ServiceInfo,
     VolumeInfo,
@@ -44,6 +46,7 @@ from pyozone.hdds.s3_lifecycle import LifecycleRun
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, version_id
 from pyozone.hdds.security.acl import Acls, OzoneAcl
 from pyozone.hdds.security.block_token import Token
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm, SseRequest
 from pyozone.hdds.states import ReplicationType
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
@@ -71,6 +74,7 @@ from pyozone.protocol.om_records import (
     block_from_proto,
     bucket_to_proto,
     encode_key,
+    encryption_from_proto,
     key_to_proto,
     legal_hold_from_proto,
     object_lock_from_proto,
@@ -176,6 +180,7 @@ def key_info_from_proto(p: om_pb.KeyInfo) -> KeyInfo:
         tuple(key_location_from_proto(loc) for loc in p.locations), "", dict(p.metadata), dict(p.tags),
         tuple(zip(p.partNumbers, p.partSizes, strict=True)), tuple(p.partChecksums),
         version, p.deleteMarker, p.versionSeq, retention_from_proto(p), legal_hold_from_proto(p),
+        encryption_from_proto(p), p.sseDataKey, p.owner,
     )  # fmt: skip
 
 
@@ -302,17 +307,35 @@ def open_key_request(
     volume: str, bucket: str, key: str, size: int, replication: str | None,
     exclude: block_pb.ExcludeListProto | None, metadata: Mapping[str, str] | None,
     tags: Mapping[str, str] | None, upload_id: str, part_number: int, condition: KeyCondition | None,
+    sse: SseRequest | None = None,
 ) -> om_pb.OpenKeyRequest:  # fmt: skip
     return om_pb.OpenKeyRequest(
         volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
         metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
         condition=key_condition_to_proto(condition), **named_replication_fields(replication),
+        sseAlgorithm=int(sse.algorithm) if sse else 0, sseCustomerKeyMD5=sse.customer_key_md5 if sse else "",
     )  # fmt: skip
 
 
-def open_key_answer_from_proto(p: om_pb.OpenKeyResponse) -> tuple[int, list[KeyLocation]]:
-    """The open key's clientID and its pre-allocated blocks."""
-    return p.clientID, [key_location_from_proto(loc) for loc in p.keyInfo.locations]
+def sse_request_from_proto(
+    p: om_pb.OpenKeyRequest | om_pb.InitiateMultipartUploadRequest,
+) -> SseRequest | None:
+    """The encryption an openKey asks for (None: none); an unknown algorithm is refused."""
+    if not p.sseAlgorithm:
+        return None
+    try:
+        algorithm = SseAlgorithm(p.sseAlgorithm)
+    except ValueError:
+        raise ProtocolError(f"sseAlgorithm {p.sseAlgorithm} is not known") from None
+    return SseRequest(algorithm, p.sseCustomerKeyMD5)
+
+
+def open_key_answer_from_proto(p: om_pb.OpenKeyResponse) -> OpenedKey:
+    """The open key's clientID, its pre-allocated blocks and its encryption (with the data key)."""
+    return OpenedKey(
+        p.clientID, [key_location_from_proto(loc) for loc in p.keyInfo.locations],
+        encryption_from_proto(p.keyInfo), p.keyInfo.sseDataKey,
+    )  # fmt: skip
 
 
 def allocate_block_request(
@@ -432,6 +455,29 @@ def bucket_cors_from_proto(response: om_pb.GetBucketCorsResponse) -> bytes | Non
     return response.configuration or None
 
 
+def put_bucket_encryption_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketEncryptionRequest:
+    return om_pb.PutBucketEncryptionRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_encryption_request(volume: str, bucket: str) -> om_pb.GetBucketEncryptionRequest:
+    return om_pb.GetBucketEncryptionRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_encryption_request(volume: str, bucket: str) -> om_pb.DeleteBucketEncryptionRequest:
+    return om_pb.DeleteBucketEncryptionRequest(volume=volume, bucket=bucket)
+
+
+def bucket_encryption_from_proto(response: om_pb.GetBucketEncryptionResponse) -> bytes | None:
+    """None: the bucket has no default encryption."""
+    return response.configuration or None
+
+
+def bucket_encryption_answer(configuration: bytes | None) -> om_pb.GetBucketEncryptionResponse:
+    return om_pb.GetBucketEncryptionResponse(configuration=configuration or b"")
+
+
 def put_bucket_lifecycle_request(
     volume: str, bucket: str, configuration: bytes
 ) -> om_pb.PutBucketLifecycleRequest:
@@ -501,6 +547,29 @@ def bucket_public_access_block_from_proto(response: om_pb.GetBucketPublicAccessB
     return response.configuration or None
 
 
+def put_bucket_ownership_controls_request(
+    volume: str, bucket: str, configuration: bytes
+) -> om_pb.PutBucketOwnershipControlsRequest:
+    return om_pb.PutBucketOwnershipControlsRequest(volume=volume, bucket=bucket, configuration=configuration)
+
+
+def get_bucket_ownership_controls_request(
+    volume: str, bucket: str
+) -> om_pb.GetBucketOwnershipControlsRequest:
+    return om_pb.GetBucketOwnershipControlsRequest(volume=volume, bucket=bucket)
+
+
+def delete_bucket_ownership_controls_request(
+    volume: str, bucket: str
+) -> om_pb.DeleteBucketOwnershipControlsRequest:
+    return om_pb.DeleteBucketOwnershipControlsRequest(volume=volume, bucket=bucket)
+
+
+def bucket_ownership_controls_from_proto(response: om_pb.GetBucketOwnershipControlsResponse) -> bytes | None:
+    """None: the bucket has no ownership controls."""
+    return response.configuration or None
+
+
 def get_s3_secret_request(user: str, create: bool) -> om_pb.GetS3SecretRequest:
     return om_pb.GetS3SecretRequest(kerberosID=user, createIfNotExist=create)
 
@@ -517,10 +586,11 @@ def s3_signing_key_request(
 
 def initiate_multipart_upload_request(
     volume: str, bucket: str, key: str, replication: str | None, metadata: Mapping[str, str] | None,
-    tags: Mapping[str, str] | None,
+    tags: Mapping[str, str] | None, sse: SseRequest | None = None,
 ) -> om_pb.InitiateMultipartUploadRequest:  # fmt: skip
     return om_pb.InitiateMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, metadata=metadata, tags=tags,
+        sseAlgorithm=int(sse.algorithm) if sse else 0, sseCustomerKeyMD5=sse.customer_key_md5 if sse else "",
         **named_replication_fields(replication),
     )  # fmt: skip
 
@@ -664,6 +734,12 @@ def bucket_public_access_block_answer(
     return om_pb.GetBucketPublicAccessBlockResponse(configuration=configuration or b"")
 
 
+def bucket_ownership_controls_answer(
+    configuration: bytes | None,
+) -> om_pb.GetBucketOwnershipControlsResponse:
+    return om_pb.GetBucketOwnershipControlsResponse(configuration=configuration or b"")
+
+
 def volume_answer(method: str, record: VolumeRecord) -> Message:
     """createVolume, infoVolume, setVolumeProperty: the volume."""
     return _ANSWERS[method](volume=volume_to_proto(record))
@@ -767,8 +843,15 @@ def signing_key_answer(key: bytes) -> om_pb.GetS3SigningKeyResponse:
     return om_pb.GetS3SigningKeyResponse(signingKey=key)
 
 
-def initiated_answer(upload_id: str) -> om_pb.InitiateMultipartUploadResponse:
-    return om_pb.InitiateMultipartUploadResponse(uploadID=upload_id)
+def initiated_answer(
+    upload_id: str, encryption: KeyEncryption | None
+) -> om_pb.InitiateMultipartUploadResponse:
+    algorithm = int(encryption.algorithm) if encryption is not None else 0
+    return om_pb.InitiateMultipartUploadResponse(uploadID=upload_id, sseAlgorithm=algorithm)  # type: ignore[arg-type]
+
+
+def initiated_from_proto(p: om_pb.InitiateMultipartUploadResponse) -> InitiatedUpload:
+    return InitiatedUpload(p.uploadID, SseAlgorithm(p.sseAlgorithm))
 
 
 def part_committed_answer(part: PartRecord) -> om_pb.CommitMultipartUploadPartResponse:
@@ -833,3 +916,11 @@ def echo_answer(size: int) -> om_pb.EchoRPCResponse:
 def request_fields() -> dict[str, list[tuple[str, int]]]:
     """Each rpc's request fields (name, number): what OM's request bounds are set on."""
     return {m.name: [(f.name, f.number) for f in m.input_type.fields] for m in SERVICE.methods}
+
+
+def rotate_master_key_request() -> om_pb.RotateS3MasterKeyRequest:
+    return om_pb.RotateS3MasterKeyRequest()
+
+
+def rotate_master_key_answer(version: int) -> om_pb.RotateS3MasterKeyResponse:
+    return om_pb.RotateS3MasterKeyResponse(version=version)

@@ -26,6 +26,7 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.s3_object_lock import DefaultRetention, ObjectLockConfiguration, Retention, RetentionMode
 from pyozone.hdds.s3_versions import BucketVersioning
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.proto import ScmBlockLocationProtocol_pb2 as block_pb
 from pyozone.protocol.acl import (
@@ -121,6 +122,7 @@ def bucket_to_proto(b: BucketRecord) -> om_pb.BucketInfo:
         versioning=b.versioning.value,
         objectLockEnabled=b.object_lock is not None,
         defaultRetention=default_retention_to_proto(b.object_lock),
+        sseDefault=b.sse_default,
         **replication_fields(b.replication),
     )
 
@@ -141,6 +143,7 @@ def bucket_from_proto(p: om_pb.BucketInfo) -> BucketRecord:
         acls_from_proto(p.acls, "acls"),
         BucketVersioning.of(p.versioning),
         object_lock_from_proto(p),
+        p.sseDefault,
     )
 
 
@@ -237,7 +240,39 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
         p.tags.update(k.tags)
     if k.acls:
         p.acls.extend(acls_to_proto(k.acls))
+    if k.encryption is not None:
+        encryption_to_proto(k.encryption, p)
     return p
+
+
+def encryption_to_proto(e: KeyEncryption, p: om_pb.KeyInfo) -> None:
+    p.sseAlgorithm = int(e.algorithm)  # type: ignore[assignment]
+    p.sseIv = e.iv
+    p.sseWrappedKey = e.wrapped_key
+    p.sseMasterKeyVersion = e.master_key_version
+    p.sseCustomerKeyMD5 = e.customer_key_md5
+    if e.part_ivs:
+        p.ssePartIvs.extend(e.part_ivs)
+
+
+def encryption_from_proto(p: om_pb.KeyInfo) -> KeyEncryption | None:
+    if not p.sseAlgorithm:
+        return None
+    return KeyEncryption(
+        SseAlgorithm(p.sseAlgorithm), p.sseIv, p.sseWrappedKey, p.sseMasterKeyVersion, p.sseCustomerKeyMD5,
+        tuple(p.ssePartIvs),
+    )  # fmt: skip
+
+
+def sse_info_to_proto(e: KeyEncryption) -> om_pb.SseInfo:
+    return om_pb.SseInfo(
+        algorithm=int(e.algorithm), iv=e.iv, wrappedKey=e.wrapped_key,  # type: ignore[arg-type]
+        masterKeyVersion=e.master_key_version, customerKeyMD5=e.customer_key_md5,
+    )  # fmt: skip
+
+
+def sse_info_from_proto(p: om_pb.SseInfo) -> KeyEncryption:
+    return KeyEncryption(SseAlgorithm(p.algorithm), p.iv, p.wrappedKey, p.masterKeyVersion, p.customerKeyMD5)
 
 
 def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
@@ -272,6 +307,7 @@ def key_from_proto(p: om_pb.KeyInfo) -> KeyRecord:
         p.deleteMarker,
         retention_from_proto(p),
         legal_hold_from_proto(p),
+        encryption_from_proto(p),
     )
 
 
@@ -292,6 +328,7 @@ def multipart_to_proto(u: MultipartUploadRecord) -> om_pb.MultipartInfo:
         ],
         owner=u.owner,
         acls=acls_to_proto(u.acls),
+        sse=sse_info_to_proto(u.encryption) if u.encryption is not None else None,
         **replication_fields(u.replication),
     )
 
@@ -310,6 +347,7 @@ def multipart_from_proto(p: om_pb.MultipartInfo) -> MultipartUploadRecord:
         tuple(PartRecord(x.partNumber, x.partName, key_from_proto(x.partKeyInfo)) for x in p.parts),
         p.owner,
         acls_from_proto(p.acls, "acls"),
+        sse_info_from_proto(p.sse) if p.HasField("sse") else None,
     )
 
 

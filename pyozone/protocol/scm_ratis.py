@@ -1,11 +1,11 @@
 """SCM's Raft entries (proto/pyozone/ScmRatis.proto): the scm.db records of the transactions an SCM leader
-sealed, with the last epoch they carry (SCM HA, design 2.1-2.3). The ops keep their order: consecutive ops
-of one column family share a DBTableUpdate, a change of column family starts the next. `ScmEntryCodec` is
-what the sans-IO driver (scm/ha/driver.py) is given by its glue, the daemon's or the simulator's, with the
-column families an entry may write (scm.db's replicated tables). Damaged bytes, and an op of any other
-column family (scmTransactionInfos, which each SCM writes itself as it applies, or a name scm.db does not
-have), are refused with ProtocolError before anything of the entry is applied; unknown fields are
-skipped, as protobuf does."""
+sealed, with the last epoch they carry (SCM HA; Ozone's SCMRatisRequest carries StateManager calls
+instead). The ops keep their order: consecutive ops of one column family share a DBTableUpdate, a change of
+column family starts the next. `ScmEntryCodec` is what the sans-IO driver (scm/ha/driver.py) is given by its
+glue, the daemon's or the simulator's, with the column families an entry may write (scm.db's replicated
+tables). Damaged bytes, and an op of any other column family (scmTransactionInfos, which each SCM writes
+itself as it applies, or a name scm.db does not have), are refused with ProtocolError before anything of the
+entry is applied; unknown fields are skipped, as protobuf does."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ class Applier:
 
     def _apply_async(self, machine: DataStateMachine, entry: LogEntry) -> None:
         """Hands a committed entry to the state machine (in log order); its result is reported to the core
-        when it completes, in any order (section 2.1.3 of the design; Ozone applies per container)."""
+        when it completes, in any order (Ozone's ContainerStateMachine applies per container)."""
 
         async def applied() -> None:
             try:

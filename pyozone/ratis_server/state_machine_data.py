@@ -1,6 +1,7 @@
-"""A member's state machine data (design S4; Ratis's StateMachine.DataApi plumbing): the bytes `submit` was
-given until the entry's `Persist`, those a follower's append brought until theirs, and the leader's
-`DataCache` of what its followers' appends carry, read back from the state machine once evicted."""
+"""A member's state machine data (Ratis's StateMachine.DataApi plumbing; docs/architecture.md "The Raft
+shell"): the bytes `submit` was given until the entry's `Persist`, those a follower's append brought until
+theirs, and the leader's `DataCache` of what its followers' appends carry, read back from the state machine
+once evicted."""
 
 from __future__ import annotations
 

@@ -1,25 +1,42 @@
-"""S3 ACLs as pyozone has them: S3's default alone, the owner's FULL_CONTROL (`private`). OM's ACLs decide
-access (docs/differences.md). A read shows the default; a write that asks for exactly it (the canned
-`private`, or a policy whose only grant is the owner's FULL_CONTROL) is accepted and changes nothing; any
-other grant is NotImplemented, never accepted and ignored. An object is shown as its bucket's owner's (S3's
-"bucket owner enforced" ownership): OM does not record a key's owner."""
+"""S3 ACLs as Ozone's native ACLs (the mapping: hdds/s3_acl.py): Get/PutBucketAcl and Get/PutObjectAcl read
+and write OM's ACL of the bucket or key (getAcl, setAcl, as the request's user: OM checks READ_ACL and
+WRITE_ACL where ACLs are on), and x-amz-acl / x-amz-grant-* on PutObject, CopyObject and CreateBucket (and
+POST Object's `acl` field) set the new object's or bucket's ACL once it is written (a second OM call: until
+then it has its creator's default entries, which grant no one else anything).
+
+The gateway checks S3's default grants too, for a cluster whose OM has no ACLs: the owner (and, for an
+object, the bucket's owner) may read and write an ACL; anyone else needs READ_ACP / WRITE_ACP in it (its
+own user entry or WORLD). Where the bucket's ownership controls disable ACLs (BucketOwnerEnforced), an ACL
+write other than the owner's FULL_CONTROL alone is AccessControlListNotSupported and one that is changes
+nothing; an object's owner is then shown as the bucket's. A public grant under BlockPublicAcls is
+AccessDenied."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.s3g import xml
-from pyozone.s3g.buckets import bucket_owner, owner, xml_response
+from pyozone.hdds import s3_acl
+from pyozone.hdds.s3_acl import AclError, Grant
+from pyozone.hdds.s3_public_access import PUBLIC_CANNED_ACLS
+from pyozone.hdds.security.acl import ACLType, Caller, ResourceType, granted
+from pyozone.protocol.acl import ObjectPath
+from pyozone.s3g import buckets, objects
+from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import CANNED_ACL, OWNER_CANNED_ACLS
+from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, OWNER_CANNED_ACLS, sets_acl
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
-from pyozone.s3g.policy import COPIES
+from pyozone.s3g.policy import COPIES, BucketAccess, acls_enabled, bucket_access
 from pyozone.s3g.request import S3Request
 from pyozone.s3g.routing import Operation
 
-FULL_CONTROL = "FULL_CONTROL"
+APPLIED = frozenset(
+    {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_BUCKET, Operation.PUT_BUCKET_ACL,
+     Operation.PUT_OBJECT_ACL}
+)  # fmt: skip
+"""The operations that set the ACL x-amz-acl / x-amz-grant-* ask for; anywhere else an ACL beyond the
+owner's FULL_CONTROL is NotImplemented (CreateMultipartUpload: the upload does not keep it)."""
 
 
 EXPECTED_OWNER = "x-amz-expected-bucket-owner"
@@ -43,79 +60,199 @@ async def _expect_owner(s3: S3Request, bucket: str, expected: str) -> None:
         raise S3Error(S3ErrorCode.AccessDenied, f"The bucket {bucket} is not owned by {expected}.")
 
 
-async def _object_owner(s3: S3Request) -> str:
+def acl_error(e: AclError) -> S3Error:
+    return S3Error(S3ErrorCode[e.code], e.message)
+
+
+def check_requested(s3: S3Request) -> None:
+    """Before anything is written: the ACL headers read (InvalidArgument, InvalidRequest, NotImplemented
+    as `requested` answers), and one an operation would not apply refused rather than accepted and
+    ignored."""
+    if s3.operation not in APPLIED and sets_acl(s3.headers):
+        raise S3Error(S3ErrorCode.NotImplemented, f"ACLs on {s3.operation.value} are not implemented.")
+    requested(s3, s3.user, s3.user, ResourceType.KEY)
+
+
+def requested(
+    s3: S3Request, owner: str, bucket_owner_name: str, resource: ResourceType
+) -> tuple[Grant, ...] | None:
+    """The grants x-amz-acl or x-amz-grant-* ask for (None: neither); both is InvalidRequest, as Amazon
+    answers."""
+    canned = s3.headers.get(CANNED_ACL)
     try:
-        await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
-    except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
-    return await bucket_owner(s3)
+        grants = s3_acl.header_grants(s3.headers)
+        if canned is not None and grants:
+            raise AclError("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+        if canned is not None:
+            return s3_acl.canned(canned, owner, bucket_owner_name, resource)
+    except AclError as e:
+        raise acl_error(e) from None
+    return grants or None
 
 
-def _policy(name: str) -> web.Response:
-    grantee = xml.el("Grantee", None, xml.el("ID", name), xml.el("DisplayName", name))
-    grantee.set("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance")
-    grantee.set("xsi:type", "CanonicalUser")
-    grant = xml.el("Grant", None, grantee, xml.el("Permission", FULL_CONTROL))
-    return xml_response(
-        xml.document("AccessControlPolicy", owner(name), xml.group("AccessControlList", [grant]))
-    )
+def form_acl(name: str) -> None:
+    """POST Object's `acl` field: a canned ACL, read as x-amz-acl is (before anything is stored)."""
+    try:
+        s3_acl.canned(name, "", "", ResourceType.KEY)
+    except AclError as e:
+        raise acl_error(e) from None
 
 
-async def _check_private(s3: S3Request, name: str) -> None:
-    """The ACL a write asks for must be the owner's FULL_CONTROL alone (a canned ACL or a grant header
-    other than `private` or `bucket-owner-full-control` was refused with the request's headers)."""
-    body = await s3.body.read_all()
-    if not body.strip():
-        if s3.headers.get(CANNED_ACL) not in OWNER_CANNED_ACLS:
-            raise S3Error(S3ErrorCode.MalformedXML, "The request names no ACL.")
-        return
-    policy = xml.parse(body, "AccessControlPolicy")
-    if policy.findtext("Owner/ID") not in (None, name):
-        raise S3Error(S3ErrorCode.NotImplemented, "Changing an owner through an ACL is not implemented.")
-    grants = policy.findall("AccessControlList/Grant")
-    for grant in grants:
-        grantee = grant.find("Grantee")
-        if (
-            grantee is None
-            or grantee.findtext("ID") != name
-            or grantee.find("URI") is not None
-            or grantee.find("EmailAddress") is not None
-            or (grant.findtext("Permission") or "").strip() != FULL_CONTROL
-        ):
-            raise S3Error(
-                S3ErrorCode.NotImplemented,
-                "ACL grants other than the owner's FULL_CONTROL are not implemented.",
-            )
-    if not grants:
-        raise S3Error(
-            S3ErrorCode.NotImplemented, "An ACL without the owner's FULL_CONTROL is not implemented."
+async def check_form_acl(s3: S3Request, name: str) -> None:
+    """Before the form's file is stored: as acting_user checks x-amz-acl (BlockPublicAcls: AccessDenied;
+    ACLs disabled: AccessControlListNotSupported for any but the owner's)."""
+    access = await bucket_access(s3.gateway, s3.bucket)
+    if access.public_access_block.BlockPublicAcls and name.strip() in PUBLIC_CANNED_ACLS:
+        raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
+    if not acls_enabled(access) and name.strip() not in OWNER_CANNED_ACLS:
+        raise S3Error(S3ErrorCode.AccessControlListNotSupported)
+
+
+async def apply_form_acl(s3: S3Request, name: str) -> None:
+    """After the form's file is stored: its canned ACL, where the bucket's ACLs apply."""
+    access = await bucket_access(s3.gateway, s3.bucket)
+    if acls_enabled(access):
+        owner = await _object_owner(s3, access)
+        await _set(
+            s3, _path(s3, ResourceType.KEY), s3_acl.canned(name, owner, access.owner, ResourceType.KEY)
         )
 
 
-async def get_bucket_acl(s3: S3Request) -> web.Response:
-    return _policy(await bucket_owner(s3))
+def _asks(s3: S3Request) -> bool:
+    """Whether the request names an ACL (x-amz-acl or a grant header; check_requested read them)."""
+    return CANNED_ACL in s3.headers or any(name.lower().startswith(GRANT_HEADERS) for name in s3.headers)
 
 
-def _check_write_acp(s3: S3Request, name: str) -> None:
-    """WRITE_ACP: an ACL is written by its owner alone, as Amazon's default grants it (no other grant can
-    be made here: everything is `private`)."""
-    if s3.user != name:
+async def create_bucket(s3: S3Request) -> web.Response:
+    """buckets.create_bucket, then the ACL it asks for."""
+    response = await buckets.create_bucket(s3)
+    if _asks(s3):
+        await _apply(s3, ResourceType.BUCKET)
+    return response
+
+
+async def put_object(s3: S3Request) -> web.Response:
+    """objects.put_object, then the ACL it asks for."""
+    response = await objects.put_object(s3)
+    if _asks(s3):
+        await _apply(s3, ResourceType.KEY)
+    return response
+
+
+async def copy_object(s3: S3Request) -> web.Response:
+    """objects.copy_object, then the ACL it asks for (a copy's ACL is the request's, never its source's,
+    as Amazon's)."""
+    response = await objects.copy_object(s3)
+    if _asks(s3):
+        await _apply(s3, ResourceType.KEY)
+    return response
+
+
+async def _apply(s3: S3Request, resource: ResourceType) -> None:
+    """After a write: the ACL the request asks for, where the bucket's ACLs apply (BucketOwnerEnforced:
+    acting_user refused any other than the owner's, which the new object or bucket has already)."""
+    access = await bucket_access(s3.gateway, s3.bucket)
+    if not acls_enabled(access):
+        return
+    owner = access.owner if resource is ResourceType.BUCKET else await _object_owner(s3, access)
+    grants = requested(s3, owner, access.owner, resource)
+    assert grants is not None  # the callers asked
+    await _set(s3, _path(s3, resource), grants)
+
+
+async def _set(s3: S3Request, path: ObjectPath, grants: tuple[Grant, ...]) -> None:
+    client = s3.gateway.client
+    try:
+        current = await client.get_acl(path)
+        await client.set_acl(path, s3_acl.replace_shown(current, grants, path.resource))
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+
+
+def _path(s3: S3Request, resource: ResourceType) -> ObjectPath:
+    key = s3.key if resource is ResourceType.KEY else ""
+    return ObjectPath(resource, s3.gateway.volume, s3.bucket, key)
+
+
+async def _object_owner(s3: S3Request, access: BucketAccess) -> str:
+    """The key's writer where ACLs apply, else the bucket's owner. A versionId must name the current
+    version: OM keeps one ACL per key."""
+    try:
+        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    version = s3.query.get("versionId")
+    if version not in (None, "", info.version_id or "null"):
+        raise S3Error(S3ErrorCode.NotImplemented, "ACLs of a noncurrent version are not implemented.")
+    if not acls_enabled(access) or not info.owner:
+        return access.owner
+    return info.owner
+
+
+async def _read(s3: S3Request, path: ObjectPath, owner: str, owners: set[str]) -> tuple[Grant, ...]:
+    """The ACL's grants, if the requester may read it (READ_ACP: see the module's words); `owners` may."""
+    try:
+        acls = await s3.gateway.client.get_acl(path)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
+    if s3.acting_user not in owners and not granted(Caller(s3.user), ACLType.READ_ACL, acls):
         raise S3Error(S3ErrorCode.AccessDenied)
+    return s3_acl.from_ozone(acls, owner)
 
 
-async def put_bucket_acl(s3: S3Request) -> web.Response:
-    name = await bucket_owner(s3)
-    _check_write_acp(s3, name)
-    await _check_private(s3, name)
-    return web.Response(status=200)
+async def get_bucket_acl(s3: S3Request) -> web.Response:
+    owner = await bucket_owner(s3)
+    grants = await _read(s3, _path(s3, ResourceType.BUCKET), owner, {owner})
+    return xml_response(s3_acl.document(owner, grants))
 
 
 async def get_object_acl(s3: S3Request) -> web.Response:
-    return _policy(await _object_owner(s3))
+    access = await bucket_access(s3.gateway, s3.bucket)
+    owner = await _object_owner(s3, access)
+    grants = await _read(s3, _path(s3, ResourceType.KEY), owner, {owner, access.owner})
+    return xml_response(s3_acl.document(owner, grants))
+
+
+async def put_bucket_acl(s3: S3Request) -> web.Response:
+    access = await bucket_access(s3.gateway, s3.bucket)
+    await _put(s3, _path(s3, ResourceType.BUCKET), access, access.owner)
+    return web.Response(status=200)
 
 
 async def put_object_acl(s3: S3Request) -> web.Response:
-    name = await _object_owner(s3)
-    _check_write_acp(s3, name)
-    await _check_private(s3, name)
+    access = await bucket_access(s3.gateway, s3.bucket)
+    await _put(s3, _path(s3, ResourceType.KEY), access, await _object_owner(s3, access))
     return web.Response(status=200)
+
+
+async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str) -> None:
+    """The ACL of the body (an AccessControlPolicy) or of the headers, not both (InvalidRequest); none is
+    MalformedACLError. The policy's Owner must be the owner (changing it is NotImplemented)."""
+    body = await s3.body.read_all()
+    grants = requested(s3, owner, access.owner, path.resource)
+    if body.strip():
+        if grants is not None:
+            raise S3Error(S3ErrorCode.InvalidRequest, "An ACL is given both in the body and in headers.")
+        try:
+            policy = s3_acl.parse_policy(body)
+        except AclError as e:
+            raise acl_error(e) from None
+        if policy.owner != owner:
+            raise S3Error(S3ErrorCode.NotImplemented, "Changing an owner through an ACL is not implemented.")
+        grants = policy.grants
+    elif grants is None:
+        raise S3Error(S3ErrorCode.MalformedACLError, "The request names no ACL.")
+    if s3.acting_user not in (owner, access.owner):  # the owner, or acting as it by the bucket's policy
+        try:
+            current = await s3.gateway.client.get_acl(path)
+        except OzoneClientError as e:
+            raise s3_error(e, BucketName=s3.bucket) from None
+        if not granted(Caller(s3.user), ACLType.WRITE_ACL, current):
+            raise S3Error(S3ErrorCode.AccessDenied)
+    if not acls_enabled(access):
+        if not s3_acl.owner_only(grants, owner):
+            raise S3Error(S3ErrorCode.AccessControlListNotSupported)
+        return  # what every object and the bucket already grant: nothing changes
+    if access.public_access_block.BlockPublicAcls and s3_acl.is_public(grants):
+        raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
+    await _set(s3, path, grants)

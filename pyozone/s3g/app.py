@@ -19,6 +19,7 @@ from pyozone.s3g import (
     acls,
     attributes,
     bucket_cors,
+    bucket_encryption,
     bucket_lifecycle,
     bucket_policy,
     buckets,
@@ -30,9 +31,10 @@ from pyozone.s3g import (
     policy,
     post_object,
     routing,
+    sse,
     xml,
 )
-from pyozone.s3g.acls import expected_owners
+from pyozone.s3g.acls import check_requested, expected_owners
 from pyozone.s3g.auth.payload import anonymous_payload
 from pyozone.s3g.auth.sigv4 import Unsigned
 from pyozone.s3g.authenticate import authenticate
@@ -50,7 +52,7 @@ Handler = Callable[[S3Request], Awaitable[web.StreamResponse]]
 
 HANDLERS: dict[Operation, Handler] = {
     Operation.LIST_BUCKETS: buckets.list_buckets,
-    Operation.CREATE_BUCKET: buckets.create_bucket,
+    Operation.CREATE_BUCKET: acls.create_bucket,
     Operation.HEAD_BUCKET: buckets.head_bucket,
     Operation.DELETE_BUCKET: buckets.delete_bucket,
     Operation.GET_BUCKET_LOCATION: buckets.get_bucket_location,
@@ -71,6 +73,9 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.GET_PUBLIC_ACCESS_BLOCK: bucket_policy.get_public_access_block,
     Operation.PUT_PUBLIC_ACCESS_BLOCK: bucket_policy.put_public_access_block,
     Operation.DELETE_PUBLIC_ACCESS_BLOCK: bucket_policy.delete_public_access_block,
+    Operation.GET_BUCKET_ENCRYPTION: bucket_encryption.get_bucket_encryption,
+    Operation.PUT_BUCKET_ENCRYPTION: bucket_encryption.put_bucket_encryption,
+    Operation.DELETE_BUCKET_ENCRYPTION: bucket_encryption.delete_bucket_encryption,
     Operation.GET_BUCKET_OWNERSHIP_CONTROLS: ownership.get_bucket_ownership_controls,
     Operation.PUT_BUCKET_OWNERSHIP_CONTROLS: ownership.put_bucket_ownership_controls,
     Operation.DELETE_BUCKET_OWNERSHIP_CONTROLS: ownership.delete_bucket_ownership_controls,
@@ -79,8 +84,8 @@ HANDLERS: dict[Operation, Handler] = {
     Operation.LIST_OBJECT_VERSIONS: listing.list_object_versions,
     Operation.LIST_MULTIPART_UPLOADS: multipart.list_multipart_uploads,
     Operation.DELETE_OBJECTS: objects.delete_objects,
-    Operation.PUT_OBJECT: objects.put_object,
-    Operation.COPY_OBJECT: objects.copy_object,
+    Operation.PUT_OBJECT: acls.put_object,
+    Operation.COPY_OBJECT: acls.copy_object,
     Operation.GET_OBJECT: objects.get_object,
     Operation.HEAD_OBJECT: objects.head_object,
     Operation.DELETE_OBJECT: objects.delete_object,
@@ -221,9 +226,10 @@ async def _run(
     routing.check_version(where, operation)
     if acting is None:  # before the headers not served: a public ACL that is blocked is AccessDenied
         acting = await policy.acting_user(gateway, http, where, operation, access_key, headers)
-    refuse_unimplemented(headers, http.query)
+    refuse_unimplemented(headers, http.query, sse=operation in sse.OPERATIONS)
     body = RequestBody(http, payload, gateway.body_idle_timeout_s, gateway.settings.buffer_size)
-    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers)
+    s3 = S3Request(http, where, operation, request_id, access_key, body, gateway, headers, acting)
+    check_requested(s3)
     # OM's ACLs see the access id's user (Ozone's S3 auth), or the bucket's owner where its policy grants
     # the request; never nobody, which would be the gateway itself
     assert acting, "authenticate refuses an access id that is not a user name"

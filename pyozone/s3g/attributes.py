@@ -7,7 +7,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from pyozone.hdds.om_views import KeyInfo
-from pyozone.s3g import xml
+from pyozone.s3g import sse, xml
 from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -130,7 +130,10 @@ async def get_object_attributes(s3: S3Request) -> web.Response:
     names = requested_attributes(s3.headers.get(OBJECT_ATTRIBUTES))
     limit = max_parts(s3.headers.get(MAX_PARTS))
     marker = part_number_marker(s3.headers.get(PART_NUMBER_MARKER))
+    sse.refuse_sse_s3_on_read(s3.headers)
+    key = sse.request_key(s3)
     info = await version_info(s3)
+    sse.check_read_key(info.encryption, key)  # an SSE-C object's attributes need its key, as its data
     body = attributes_document(info, names, limit, marker)
     return xml_response(
         body, **{"Last-Modified": xml.http_time(info.modification_time), **version_headers(info)}

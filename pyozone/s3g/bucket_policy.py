@@ -37,7 +37,7 @@ async def _read(s3: S3Request) -> bytes:
 async def put_bucket_policy(s3: S3Request) -> web.Response:
     """Replaces the policy: checked here (S3's errors) and again by OM, which keeps it as sent. 204, as
     Amazon answers."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     body = await s3.body.read_all()
     try:
         parse(body, s3.bucket)
@@ -49,13 +49,13 @@ async def put_bucket_policy(s3: S3Request) -> web.Response:
 
 
 async def get_bucket_policy(s3: S3Request) -> web.Response:
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     return web.Response(body=await _read(s3), content_type="application/json")
 
 
 async def delete_bucket_policy(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had a policy, as Amazon answers."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     with s3.gateway.policies.forgetting(s3.bucket):
         await on_bucket(s3, s3.gateway.client.delete_bucket_policy(s3.gateway.volume, s3.bucket))
     return web.Response(status=204)
@@ -64,7 +64,7 @@ async def delete_bucket_policy(s3: S3Request) -> web.Response:
 async def get_bucket_policy_status(s3: S3Request) -> web.Response:
     """Whether the policy makes the bucket public (hdds/s3_policy.is_public); no policy is
     NoSuchBucketPolicy, as Amazon answers."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     public = is_public(parse(await _read(s3), s3.bucket, limit=None))
     return xml_response(xml.document("PolicyStatus", xml.el("IsPublic", "true" if public else "false")))
 
@@ -72,7 +72,7 @@ async def get_bucket_policy_status(s3: S3Request) -> web.Response:
 async def put_public_access_block(s3: S3Request) -> web.Response:
     """Replaces the bucket's PublicAccessBlock (a setting left out is false); a body that is not a
     PublicAccessBlockConfiguration of true/false settings is MalformedXML. 200, as Amazon answers."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     body = await s3.body.read_all()
     try:
         s3_public_access.parse(body)
@@ -87,7 +87,7 @@ async def put_public_access_block(s3: S3Request) -> web.Response:
 
 async def get_public_access_block(s3: S3Request) -> web.Response:
     """Every setting; none: NoSuchPublicAccessBlockConfiguration, as Amazon answers."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     text = await on_bucket(s3, s3.gateway.client.get_bucket_public_access_block(s3.gateway.volume, s3.bucket))
     if text is None:
         raise S3Error(S3ErrorCode.NoSuchPublicAccessBlockConfiguration, BucketName=s3.bucket)
@@ -96,7 +96,7 @@ async def get_public_access_block(s3: S3Request) -> web.Response:
 
 async def delete_public_access_block(s3: S3Request) -> web.Response:
     """204 whether or not the bucket had one."""
-    await require_owner(s3)
+    await require_owner(s3, by_policy=False)
     with s3.gateway.policies.forgetting(s3.bucket):
         await on_bucket(s3, s3.gateway.client.delete_bucket_public_access_block(s3.gateway.volume, s3.bucket))
     return web.Response(status=204)

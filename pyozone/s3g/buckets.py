@@ -8,10 +8,13 @@ from typing import TypeVar
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds import s3_ownership
 from pyozone.hdds.om_views import BucketInfo
 from pyozone.hdds.s3_object_lock import LOCK_NOT_RECREATED, VERSIONING_LOCKED
+from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import OBJECT_OWNERSHIP, sets_acl
 from pyozone.s3g.lock_headers import bucket_lock_requested
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.request import MAX_LIST_ENTRIES, S3Request
@@ -62,8 +65,12 @@ async def list_buckets(s3: S3Request) -> web.Response:
 
 async def create_bucket(s3: S3Request) -> web.Response:
     """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
-    names are global: another user's bucket is BucketAlreadyExists."""
+    names are global: another user's bucket is BucketAlreadyExists. Its ownership controls (x-amz-object-
+    ownership, BucketOwnerEnforced by default) are kept next, so a bucket made here always has some."""
     lock = bucket_lock_requested(s3.headers)  # created versioned with S3 Object Lock (om/object_lock.py)
+    ownership = requested_ownership(s3.headers.get(OBJECT_OWNERSHIP))
+    if not ownership.acls_enabled and sets_acl(s3.headers):
+        raise S3Error(S3ErrorCode.InvalidBucketAclWithObjectOwnership)
     body = await s3.body.read_all()
     if body.strip():
         config = xml.parse(body, "CreateBucketConfiguration")
@@ -89,7 +96,23 @@ async def create_bucket(s3: S3Request) -> web.Response:
                 raise S3Error(
                     S3ErrorCode.InvalidBucketState, LOCK_NOT_RECREATED, BucketName=s3.bucket
                 ) from None
+            return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+        controls = s3_ownership.document(ownership)
+        await on_bucket(
+            s3, s3.gateway.client.put_bucket_ownership_controls(s3.gateway.volume, s3.bucket, controls)
+        )
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
+
+
+def requested_ownership(value: str | None) -> ObjectOwnership:
+    """CreateBucket's x-amz-object-ownership (absent: Amazon's default, BucketOwnerEnforced); another value
+    is InvalidArgument."""
+    if value is None:
+        return s3_ownership.DEFAULT
+    try:
+        return s3_ownership.ownership(value)
+    except OwnershipControlsError as e:
+        raise S3Error(S3ErrorCode.InvalidArgument, str(e), ArgumentName=OBJECT_OWNERSHIP) from None
 
 
 async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
@@ -102,11 +125,17 @@ async def bucket_owner(s3: S3Request, name: str | None = None) -> str:
     return bucket.owner
 
 
-async def require_owner(s3: S3Request) -> None:
-    """The requester must own the bucket (its CORS, lifecycle, policy, PublicAccessBlock and ownership
-    controls are the owner's); another user's is AccessDenied, as Amazon's default answers. OM checks it
-    too where ACLs are on; this holds on a cluster without them."""
-    if await bucket_owner(s3) != s3.user:
+async def require_owner(s3: S3Request, by_policy: bool = True) -> None:
+    """The bucket's configuration (CORS, lifecycle, versioning, ownership controls, policy,
+    PublicAccessBlock) is its owner's; another user's is AccessDenied, as Amazon's default answers, but for
+    an administrator (ozone.administrators, as OM lets them: R34's F8) and, `by_policy`, a user the
+    bucket's policy allows the action (the request then acts as the owner: R34's F10; never for the policy
+    and PublicAccessBlock themselves, which Amazon keeps to the owner's account). OM checks it too where
+    ACLs are on; this holds on a cluster without them."""
+    owner = await bucket_owner(s3)
+    if owner not in (s3.user, s3.acting_user if by_policy else s3.user) and not (
+        s3.gateway.settings.administrator(s3.user)
+    ):
         raise S3Error(S3ErrorCode.AccessDenied)
 
 
@@ -152,13 +181,13 @@ async def get_bucket_location(s3: S3Request) -> web.Response:
 
 
 async def owned_bucket(s3: S3Request) -> BucketInfo:
-    """The bucket, if the requester owns it: a bucket's configuration is its owner's alone (Amazon's
-    default grant); another user's is AccessDenied."""
+    """The bucket, if the requester owns it, acts as its owner by the bucket's policy or is an
+    administrator (require_owner); another user's is AccessDenied."""
     try:
         bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    if bucket.owner != s3.user:
+    if bucket.owner not in (s3.user, s3.acting_user) and not s3.gateway.settings.administrator(s3.user):
         raise S3Error(S3ErrorCode.AccessDenied)
     return bucket
 

@@ -14,6 +14,7 @@ class S3ErrorCode(Enum):
     """(HTTP status, default message) per code; the member name is the code on the wire."""
 
     AccessDenied = (403, "Access Denied")
+    AccessControlListNotSupported = (400, "The bucket does not allow ACLs")
     AccessForbidden = (  # a preflight no CORS rule allows: the wire's words, spelling included
         403,
         "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, "
@@ -41,6 +42,7 @@ class S3ErrorCode(Enum):
     InvalidArgument = (400, "Invalid Argument")
     InvalidBucketName = (400, "The specified bucket is not valid.")
     InvalidBucketState = (409, "The request is not valid with the current state of the bucket.")
+    InvalidEncryptionAlgorithmError = (400, "The encryption request you specified is not valid.")
     InvalidDigest = (400, "The Content-MD5 you specified is not valid.")
     InvalidPolicyDocument = (
         400,
@@ -58,6 +60,14 @@ class S3ErrorCode(Enum):
     MalformedXML = (400, "The XML you provided was not well-formed or did not validate against our schema.")
     MalformedPolicy = (400, "Policies must be valid JSON and the first byte must be '{'")
     MalformedPOSTRequest = (400, "The body of your POST request is not well-formed multipart/form-data.")
+    InvalidBucketAclWithObjectOwnership = (
+        400,
+        "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
+    )
+    MalformedACLError = (
+        400,
+        "The XML you provided was not well-formed or did not validate against our published schema",
+    )
     MaxMessageLengthExceeded = (400, "Your request was too big.")
     MaxPostPreDataLengthExceededError = (
         400,
@@ -71,6 +81,7 @@ class S3ErrorCode(Enum):
     NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchBucketPolicy = (404, "The bucket policy does not exist")
     NoSuchPublicAccessBlockConfiguration = (404, "The public access block configuration was not found")
+    OwnershipControlsNotFoundError = (404, "The bucket ownership controls were not found")
     NoSuchKey = (404, "The specified key does not exist.")
     NoSuchObjectLockConfiguration = (404, "The specified object does not have a ObjectLock configuration")
     NoSuchLifecycleConfiguration = (404, "The lifecycle configuration does not exist")
@@ -97,6 +108,10 @@ class S3ErrorCode(Enum):
     RequestTimeTooSkewed = (
         403,
         "The difference between the request time and the server's time is too large.",
+    )
+    ServerSideEncryptionConfigurationNotFoundError = (
+        404,
+        "The server side encryption configuration was not found",
     )
     ServiceUnavailable = (503, "Please reduce your request rate.")
     SignatureDoesNotMatch = (

@@ -52,9 +52,18 @@ GRANT_HEADERS = "x-amz-grant-"
 CANNED_ACL = "x-amz-acl"
 PRIVATE = "private"
 OWNER_CANNED_ACLS = frozenset({PRIVATE, "bucket-owner-full-control"})
-"""The canned ACLs that grant the bucket's owner FULL_CONTROL and nobody anything: what every bucket and
-object is (BucketOwnerEnforced: an object is its bucket owner's), so asking for one changes nothing."""
-"""The one canned ACL the gateway does: the owner alone has FULL_CONTROL (S3's default)."""
+"""The canned ACLs that grant the bucket's owner FULL_CONTROL and nobody anything: the ones a bucket whose
+ACLs are disabled (BucketOwnerEnforced) still accepts, as Amazon's does."""
+
+
+def sets_acl(headers: Mapping[str, str]) -> bool:
+    """Whether the request asks for an ACL beyond the owner's FULL_CONTROL: a canned ACL other than
+    OWNER_CANNED_ACLS, or a grant header (AccessControlListNotSupported where ACLs are disabled)."""
+    acl = headers.get(CANNED_ACL)
+    return (acl is not None and acl.strip() not in OWNER_CANNED_ACLS) or any(
+        name.lower().startswith(GRANT_HEADERS) for name in headers
+    )
+
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 """What no header value holds (RFC 9110: field-value is visible characters, SP, HTAB and obs-text)."""
@@ -126,8 +135,7 @@ def check_header_value(name: str, value: str) -> None:
 
 
 OBJECT_OWNERSHIP = "x-amz-object-ownership"
-BUCKET_OWNER_ENFORCED = "BucketOwnerEnforced"
-"""The one object ownership the gateway has: every object is its bucket owner's (acls.py)."""
+"""CreateBucket's object ownership (hdds/s3_ownership.py)."""
 CHECKSUM_TYPE = "x-amz-checksum-type"
 COMPOSITE = "COMPOSITE"
 """A multipart upload's checksum as a checksum of its parts' checksums (ending in `-N`)."""
@@ -179,13 +187,13 @@ SINGLE_VALUED = frozenset(
 lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization or Host itself)."""
 
 
-def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str]) -> None:
+def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str], sse: bool = False) -> None:
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
     server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
-    ACL grants (pyozone has no S3 ACLs: everything is `private`), website redirects and the like
-    (NOT_IMPLEMENTED_HEADERS). A single-valued header (SINGLE_VALUED, every x-amz-* but user metadata)
-    sent twice is refused (which one would count?), and so is an x-amz-* header moved into the query
-    string, but for QUERY_HEADERS."""
+    website redirects and the like (NOT_IMPLEMENTED_HEADERS; ACL headers: s3g/acls.check_requested). A
+    single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
+    would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS. `sse`: the
+    operation reads the encryption headers itself (s3g/sse.py)."""
     for name in query:
         lower = name.lower()
         if lower.startswith("x-amz-") and lower not in SIGV4_QUERY and lower not in QUERY_HEADERS:
@@ -201,28 +209,14 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
             raise S3Error(
                 S3ErrorCode.InvalidArgument, f"The {name} header is given more than once.", ArgumentName=name
             )
-        if name.startswith(ENCRYPTION_HEADERS):
+        if name.startswith(ENCRYPTION_HEADERS) and not sse:
             raise S3Error(S3ErrorCode.NotImplemented, f"Server-side encryption ({name}) is not implemented.")
-        if name.startswith(GRANT_HEADERS):
-            raise S3Error(S3ErrorCode.NotImplemented, f"ACL grants ({name}) are not implemented.")
         if name in NOT_IMPLEMENTED_HEADERS:
             raise S3Error(
                 S3ErrorCode.NotImplemented, f"{NOT_IMPLEMENTED_HEADERS[name]} ({name}): not implemented."
             )
-    acl = headers.get(CANNED_ACL)
-    if acl is not None and acl not in OWNER_CANNED_ACLS:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"The canned ACL {acl!r} is not implemented; only private and bucket-owner-full-control.",
-        )
     if headers.get(CHECKSUM_TYPE, COMPOSITE).upper() not in (COMPOSITE, FULL_OBJECT):
         raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
-    ownership = headers.get(OBJECT_OWNERSHIP, BUCKET_OWNER_ENFORCED)
-    if ownership != BUCKET_OWNER_ENFORCED:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"Object ownership {ownership!r} is not implemented; only {BUCKET_OWNER_ENFORCED}.",
-        )
 
 
 def storage_class(headers: Mapping[str, str]) -> str | None:

@@ -21,7 +21,8 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.om_views import UPLOAD_ALGORITHM, KeyInfo, PartInfo
-from pyozone.s3g import xml
+from pyozone.hdds.security.sse import SseKeyError
+from pyozone.s3g import sse, xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.auth.checksums import BY_HEADER, ChecksumAlgorithm, decode_checksum, mismatch
 from pyozone.s3g.auth.crc_combine import crc32_combine, crc32c_combine, crc64nvme_combine
@@ -132,18 +133,21 @@ async def create_multipart_upload(s3: S3Request) -> web.Response:
         metadata[UPLOAD_ALGORITHM] = algorithm.value
         metadata[UPLOAD_CHECKSUM_TYPE] = checksum_type
         headers = {CHECKSUM_ALGORITHM: algorithm.value, CHECKSUM_TYPE: checksum_type}
+    encryption = sse.requested(s3)
     try:
-        upload_id = await s3.gateway.client.initiate_multipart_upload(
+        started = await s3.gateway.client.start_multipart_upload(
             s3.gateway.volume, s3.bucket, s3.key, replication=storage_class(s3.headers),
             metadata=metadata, tags=tagging_header(s3.headers.get("x-amz-tagging")),
+            sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
         )  # fmt: skip
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+    headers.update(sse.started_headers(encryption, started.algorithm))
     body = xml.document(
         "InitiateMultipartUploadResult",
         xml.el("Bucket", s3.bucket),
         xml.el("Key", s3.key),
-        xml.el("UploadId", upload_id),
+        xml.el("UploadId", started.upload_id),
     )
     return xml_response(body, **headers)
 
@@ -161,17 +165,23 @@ async def upload_part(s3: S3Request) -> web.Response:
             f"Checksum Type mismatch occurred, expected checksum Type: {required.value.lower()}, actual "
             f"checksum Type: {sent.value.lower() if sent is not None else 'null'}",
         )
+    sse.refuse_sse_s3_on_read(s3.headers)  # a part is encrypted as its upload is
+    key = sse.request_key(s3)
     try:
         out = await s3.gateway.client.create_multipart_key(
             s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=size or 0,
-            datastream=None if size is not None else True,
+            datastream=None if size is not None else True, customer_key=key,
         )  # fmt: skip
+        encryption = await sse.check_part_key(out, key)
         async with out:
             stored = await write_body(s3, out)
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
-    return web.Response(status=200, headers={"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored)})
+    except SseKeyError as e:
+        raise sse.key_error(e) from None
+    headers = {"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored), **sse.answer_headers(encryption)}
+    return web.Response(status=200, headers=headers)
 
 
 def _copy_range(value: str | None, size: int) -> ByteRange:
@@ -198,6 +208,8 @@ def _copy_range(value: str | None, size: int) -> ByteRange:
 
 async def upload_part_copy(s3: S3Request) -> web.Response:
     upload_id, part_number = _upload_id(s3), _part_number(s3)
+    sse.refuse_sse_s3_on_read(s3.headers)
+    key = sse.request_key(s3)
     stream = await open_copy_source(s3)
     source_version = stream.info.version_id
     async with stream:
@@ -209,8 +221,10 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         checksum = algorithm.hasher() if algorithm is not None else None
         try:
             out = await s3.gateway.client.create_multipart_key(
-                s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=max(span.length, 0)
-            )
+                s3.gateway.volume, s3.bucket, s3.key, upload_id, part_number, size_hint=max(span.length, 0),
+                customer_key=key,
+            )  # fmt: skip
+            encryption = await sse.check_part_key(out, key)
             async with out:
                 if span.length > 0:
                     async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
@@ -224,6 +238,8 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
             committed = out.key_info
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
+        except SseKeyError as e:
+            raise sse.key_error(e) from None
     modified = committed.modification_time if committed is not None else 0
     body = xml.document(
         "CopyPartResult",
@@ -231,11 +247,14 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
         xml.el("ETag", f'"{md5.hexdigest()}"'),
         *(xml.el(f"Checksum{a.value}", v) for a in ChecksumAlgorithm if (v := out.metadata.get(a.header))),
     )
-    return xml_response(body, **({"x-amz-copy-source-version-id": source_version} if source_version else {}))
+    headers = {"x-amz-copy-source-version-id": source_version} if source_version else {}
+    return xml_response(body, **headers, **sse.answer_headers(encryption))
 
 
 async def complete_multipart_upload(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
+    sse.refuse_sse_s3_on_read(s3.headers)
+    sse.request_key(s3)  # SDKs send an SSE-C upload's key again (checked as given; the parts had it)
     request = xml.parse(await s3.body.read_all(), "CompleteMultipartUpload")
     parts: list[tuple[int, str]] = []
     claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
@@ -290,7 +309,8 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
         xml.el(f"Checksum{checksum[0].value}", checksum[1]) if checksum is not None else None,
         xml.el("ChecksumType", checksum_type(checksum[1])) if checksum is not None else None,
     )
-    return xml_response(body, **version_headers(completed))
+    encryption = completed.encryption if completed is not None else None
+    return xml_response(body, **version_headers(completed), **sse.answer_headers(encryption))
 
 
 def _full_object_crc(algorithm: ChecksumAlgorithm, crcs: Sequence[bytes], sizes: Sequence[int]) -> bytes:

@@ -16,7 +16,8 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
 from pyozone.hdds.s3_versions import NULL_VERSION
-from pyozone.s3g import policy, xml
+from pyozone.hdds.security.sse import SseKeyError
+from pyozone.s3g import policy, sse, xml
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
@@ -94,22 +95,28 @@ async def put_object(s3: S3Request) -> web.Response:
     require_lock_digest(s3.headers)
     tags = tagging_header(s3.headers.get("x-amz-tagging"))
     condition = write_condition(s3.headers)
+    encryption = sse.requested(s3)
     client = s3.gateway.client
     try:
         out = await client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=size or 0, replication=storage_class(s3.headers),
             datastream=None if size is not None else True, metadata=metadata, tags=tags, condition=condition,
+            sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
         )  # fmt: skip
     except OzoneClientError as e:
         raise conditional_error(e, s3) from None
     try:
         async with out:
             stored = await write_body(s3, out)
+            if encryption.customer_key is not None:
+                stored[ETAG] = sse.customer_etag(stored[ETAG], encryption.customer_key)
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
+    assert out.key_info is not None
     checksums = checksum_headers(stored)  # a PUT's is always of the whole object (R31's I6)
     headers = {"ETag": f'"{stored[ETAG]}"', **checksums, **version_headers(out.key_info)}
+    headers.update(sse.answer_headers(out.key_info.encryption))
     if checksums:
         headers[CHECKSUM_TYPE] = FULL_OBJECT
     return web.Response(status=200, headers=headers)
@@ -127,6 +134,7 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers["Accept-Ranges"] = "bytes"
     headers.update(version_headers(info))
     headers.update(lock_headers(info))
+    headers.update(sse.answer_headers(info.encryption))
     if info.tags:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
@@ -213,7 +221,10 @@ async def version_info(s3: S3Request) -> KeyInfo:
 
 async def head_object(s3: S3Request) -> web.Response:
     check_part_number(s3.query)
+    sse.refuse_sse_s3_on_read(s3.headers)
+    key = sse.request_key(s3)
     info = await version_info(s3)
+    sse.check_read_key(info.encryption, key)
     _check_preconditions(s3, info)
     headers = object_headers(info, s3)
     span = _span(s3, info, headers)
@@ -227,15 +238,21 @@ async def head_object(s3: S3Request) -> web.Response:
 
 async def get_object(s3: S3Request) -> web.StreamResponse:
     check_part_number(s3.query)
+    sse.refuse_sse_s3_on_read(s3.headers)
+    key = sse.request_key(s3)
     try:
         stream = await s3.gateway.client.read_key(
-            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True
-        )
+            s3.gateway.volume, s3.bucket, s3.key, version=s3.query.get("versionId", ""), delete_markers=True,
+            customer_key=key,
+        )  # fmt: skip
     except OzoneClientError as e:
         raise version_error(e, s3) from None
+    except SseKeyError as e:
+        raise sse.key_error(e) from None
     async with stream:
         info = stream.info
         refuse_delete_marker(s3, info)
+        sse.check_read_key(info.encryption, key)
         _check_preconditions(s3, info)
         headers = object_headers(info, s3)
         span = _span(s3, info, headers)
@@ -362,14 +379,24 @@ async def open_copy_source(s3: S3Request) -> KeyInputStream:
     """The source's version named, or its current one; a delete marker named by its version id is
     InvalidRequest, as Amazon answers (one that is the latest version is NoSuchKey)."""
     bucket, key, version = copy_source(s3)
+    customer_key = sse.request_key(s3, sse.COPY_CUSTOMER)
     try:
-        stream = await s3.gateway.client.read_key(s3.gateway.volume, bucket, key, version=version)
+        stream = await s3.gateway.client.read_key(
+            s3.gateway.volume, bucket, key, version=version, customer_key=customer_key
+        )
     except OzoneClientError as e:
         error = s3_error(e, BucketName=bucket, Key=key)
         if error.code is S3ErrorCode.NoSuchVersion:
             error = S3Error(S3ErrorCode.NoSuchVersion, Key=key, VersionId=version)
         raise error from None
+    except SseKeyError as e:
+        raise sse.key_error(e) from None
     info = stream.info
+    try:
+        sse.check_read_key(info.encryption, customer_key, copy_source=True)
+    except S3Error:
+        await stream.close()
+        raise
     if info.delete_marker:
         await stream.close()
         message = "The source of a copy request may not specifically refer to a delete marker by version id."
@@ -391,7 +418,9 @@ async def copy_object(s3: S3Request) -> web.Response:
     if COPY_CHECKSUM in s3.headers:  # the copy would need a checksum computed over the data copied
         raise S3Error(S3ErrorCode.NotImplemented, f"{COPY_CHECKSUM} on a copy is not implemented.")
     source_bucket, source_key, source_version = copy_source(s3)
-    if (source_bucket, source_key) == (s3.bucket, s3.key) and directive == "COPY" and not source_version:
+    encryption = sse.requested(s3)
+    same = (source_bucket, source_key) == (s3.bucket, s3.key)
+    if same and directive == "COPY" and not source_version and not encryption.asked:
         raise S3Error(
             S3ErrorCode.InvalidRequest,
             "This copy request is illegal because it is trying to copy an object to itself without changing "
@@ -412,6 +441,7 @@ async def copy_object(s3: S3Request) -> web.Response:
             out = await s3.gateway.client.create_key(
                 s3.gateway.volume, s3.bucket, s3.key, size_hint=source.data_size,
                 replication=storage_class(s3.headers), metadata=metadata, tags=tags, condition=condition,
+                sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
             )  # fmt: skip
         except OzoneClientError as e:
             raise conditional_error(e, s3) from None
@@ -423,6 +453,8 @@ async def copy_object(s3: S3Request) -> web.Response:
                     md5.update(piece)
                     await out.write(piece)
                 out.metadata[ETAG] = md5.hexdigest()  # a copy is a new object: its ETag is its MD5
+                if encryption.customer_key is not None:
+                    out.metadata[ETAG] = sse.customer_etag(md5.hexdigest(), encryption.customer_key)
             committed = out.key_info
         except OzoneClientError as e:
             raise conditional_error(e, s3, committing=True) from None
@@ -433,7 +465,7 @@ async def copy_object(s3: S3Request) -> web.Response:
         xml.el("LastModified", xml.iso_time(committed.modification_time)),
         xml.el("ETag", f'"{etag}"'),
     )
-    headers = version_headers(committed)
+    headers = {**version_headers(committed), **sse.answer_headers(committed.encryption)}
     if source.version_id:
         headers["x-amz-copy-source-version-id"] = source.version_id
     return xml_response(body, **headers)

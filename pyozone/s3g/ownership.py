@@ -1,69 +1,57 @@
-"""A bucket's object ownership controls: Put/Get/DeleteBucketOwnershipControls. Every bucket is
-BucketOwnerEnforced, as OM keeps no owner per key (an object is its bucket owner's: acls.py), so there is
-nothing to keep: GetBucketOwnershipControls answers BucketOwnerEnforced, a Put of it is accepted and
-changes nothing, and what would change it (BucketOwnerPreferred or ObjectWriter, which need an owner per
-object, or a Delete, which would leave ACLs to decide) is NotImplemented rather than accepted and
-ignored. Unlike Amazon's BucketOwnerEnforced, ACL writes of `private` are accepted as ever (acls.py):
-tools send it by default."""
+"""A bucket's object ownership controls: Put/Get/DeleteBucketOwnershipControls and CreateBucket's
+x-amz-object-ownership. OM keeps them (putBucketOwnershipControls: om/bucket_documents.py, the document
+hdds/s3_ownership.py); the gateway reads them with the bucket's policy (policy.BucketAccess.ownership).
+
+BucketOwnerEnforced (a new bucket's, as Amazon's) disables ACLs: an ACL write other than the owner-only
+ones is AccessControlListNotSupported (acls.py). BucketOwnerPreferred and ObjectWriter, or no controls at
+all after DeleteBucketOwnershipControls, leave the bucket's and its objects' S3 ACLs in force (Ozone's
+native ACLs: acls.py). An object's owner is the user who wrote it (OM's key owner) in every mode but
+BucketOwnerEnforced, where it is shown as the bucket's owner.
+"""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 from aiohttp import web
 
-from pyozone.s3g import xml
-from pyozone.s3g.buckets import require_owner, xml_response
+from pyozone.hdds import s3_ownership
+from pyozone.hdds.s3_ownership import OwnershipControlsError
+from pyozone.s3g.buckets import on_bucket, require_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import BUCKET_OWNER_ENFORCED
 from pyozone.s3g.request import S3Request
-
-OWNERSHIPS = frozenset({BUCKET_OWNER_ENFORCED, "BucketOwnerPreferred", "ObjectWriter"})
-"""Amazon's ObjectOwnership values."""
 
 
 async def get_bucket_ownership_controls(s3: S3Request) -> web.Response:
+    """The controls; none (deleted, or a bucket not made through S3): OwnershipControlsNotFoundError, as
+    Amazon answers."""
     await require_owner(s3)
-    rule = xml.el("Rule", None, xml.el("ObjectOwnership", BUCKET_OWNER_ENFORCED))
-    return xml_response(xml.document("OwnershipControls", rule))
+    found = await on_bucket(s3, s3.gateway.client.get_bucket_ownership_controls(s3.gateway.volume, s3.bucket))
+    if found is None:
+        raise S3Error(S3ErrorCode.OwnershipControlsNotFoundError, BucketName=s3.bucket)
+    return xml_response(found)
 
 
 async def put_bucket_ownership_controls(s3: S3Request) -> web.Response:
     """An OwnershipControls of one Rule with one ObjectOwnership of Amazon's values, else MalformedXML."""
     await require_owner(s3)
-    ownership = _ownership(await s3.body.read_all())
-    if ownership != BUCKET_OWNER_ENFORCED:
-        raise S3Error(
-            S3ErrorCode.NotImplemented,
-            f"Object ownership {ownership} is not implemented; every bucket is {BUCKET_OWNER_ENFORCED}.",
-        )
+    try:
+        ownership = s3_ownership.parse(await s3.body.read_all())
+    except OwnershipControlsError as e:
+        raise S3Error(S3ErrorCode.MalformedXML, str(e)) from None
+    await write(s3, s3_ownership.document(ownership))
     return web.Response(status=200)
 
 
+async def write(s3: S3Request, document: bytes) -> None:  # CreateBucket's too
+    """Keeps the controls in OM; this gateway forgets the bucket's cached ones at once."""
+    with s3.gateway.policies.forgetting(s3.bucket):
+        await on_bucket(
+            s3, s3.gateway.client.put_bucket_ownership_controls(s3.gateway.volume, s3.bucket, document)
+        )
+
+
 async def delete_bucket_ownership_controls(s3: S3Request) -> web.Response:
+    """204 whether or not the bucket had controls; the bucket's ACLs apply from now on."""
     await require_owner(s3)
-    raise S3Error(
-        S3ErrorCode.NotImplemented,
-        f"Deleting ownership controls is not implemented; every bucket is {BUCKET_OWNER_ENFORCED}.",
-    )
-
-
-def _ownership(body: bytes) -> str:
-    try:
-        root = ET.fromstring(body)  # expat: no external entities
-    except (ET.ParseError, LookupError, ValueError):
-        raise S3Error(S3ErrorCode.MalformedXML) from None
-    rules = list(root)
-    if _local(root.tag) != "OwnershipControls" or len(rules) != 1 or _local(rules[0].tag) != "Rule":
-        raise S3Error(S3ErrorCode.MalformedXML)
-    values = list(rules[0])
-    if len(values) != 1 or _local(values[0].tag) != "ObjectOwnership" or len(values[0]):
-        raise S3Error(S3ErrorCode.MalformedXML)
-    value = (values[0].text or "").strip()
-    if value not in OWNERSHIPS:
-        raise S3Error(S3ErrorCode.MalformedXML, f"{value!r} is not an ObjectOwnership.")
-    return value
-
-
-def _local(tag: object) -> str:
-    return str(tag).rsplit("}", 1)[-1]
+    with s3.gateway.policies.forgetting(s3.bucket):
+        await on_bucket(s3, s3.gateway.client.delete_bucket_ownership_controls(s3.gateway.volume, s3.bucket))
+    return web.Response(status=204)

@@ -6,7 +6,9 @@ the request then acts as in OM.
 - An applicable Allow lets the request in and runs it as the bucket's owner, whose rights bound what the
   policy can grant: OM's ACLs see the owner (an anonymous request has no user of its own to act as).
 - Otherwise (DEFAULT) a signed request acts as its own user, OM's ACLs deciding; an anonymous one is
-  AccessDenied.
+  AccessDenied, but for a read or a listing (ANONYMOUS_READS), which acts as OM's anonymous caller
+  (hdds/security/acl.S3_ANONYMOUS): OM lets it do only what the object's own WORLD entry grants (S3's
+  AllUsers READ), ACLs on or off.
 
 A copy (CopyObject, UploadPartCopy) reads its source as the user it acts as: it acts as the owner only when
 the source bucket's policy allows the read too and both buckets have the same owner, so a grant to write
@@ -18,9 +20,9 @@ ignored.
 
 The bucket's PublicAccessBlock (hdds/s3_public_access.py): RestrictPublicBuckets makes a public policy's
 Allow grant anonymous requests nothing (pyozone has one account, so every signed user is "within the
-account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied, before
-it would be NotImplemented); BlockPublicPolicy is OM's (om/bucket_documents.py); IgnorePublicAcls changes
-nothing while no public ACL can be made.
+account"); BlockPublicAcls refuses a request that sets a public canned ACL or grant (AccessDenied);
+BlockPublicPolicy is OM's (om/bucket_documents.py); IgnorePublicAcls keeps anonymous requests from acting
+on public ACLs (signed users' access stays OM's to decide, WORLD entries included).
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds import s3_public_access
+from pyozone.hdds import s3_ownership, s3_public_access
 from pyozone.hdds.s3_object_lock import LEGAL_HOLD_HEADER, MODE_HEADER, UNTIL_HEADER
+from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
 from pyozone.hdds.s3_policy import (
     Decision,
     Policy,
@@ -53,8 +56,10 @@ from pyozone.hdds.s3_policy import (
     parse,
 )
 from pyozone.hdds.s3_public_access import NONE, PUBLIC_CANNED_ACLS, PublicAccessBlock, PublicAccessBlockError
+from pyozone.hdds.security.acl import S3_ANONYMOUS
 from pyozone.s3g.bucket_cache import BucketCache
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import sets_acl
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.routing import Operation, Target
 
@@ -82,6 +87,9 @@ ACTIONS: MappingProxyType[Operation, str | None] = MappingProxyType(
         _O.GET_PUBLIC_ACCESS_BLOCK: "s3:GetBucketPublicAccessBlock",
         _O.PUT_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
         _O.DELETE_PUBLIC_ACCESS_BLOCK: "s3:PutBucketPublicAccessBlock",
+        _O.GET_BUCKET_ENCRYPTION: "s3:GetEncryptionConfiguration",
+        _O.PUT_BUCKET_ENCRYPTION: "s3:PutEncryptionConfiguration",
+        _O.DELETE_BUCKET_ENCRYPTION: "s3:PutEncryptionConfiguration",  # Amazon's: no action of its own
         _O.GET_BUCKET_OWNERSHIP_CONTROLS: "s3:GetBucketOwnershipControls",
         _O.PUT_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",
         _O.DELETE_BUCKET_OWNERSHIP_CONTROLS: "s3:PutBucketOwnershipControls",
@@ -112,6 +120,18 @@ VERSION_ACTIONS = MappingProxyType(
 )  # fmt: skip
 """The action of a request naming a versionId."""
 COPIES = frozenset({Operation.COPY_OBJECT, Operation.UPLOAD_PART_COPY})
+ANONYMOUS_READS = frozenset(
+    {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.LIST_OBJECTS, Operation.LIST_OBJECTS_V2,
+     Operation.HEAD_BUCKET}
+)  # fmt: skip
+"""What an anonymous request no policy decides may still do, as OM's anonymous caller (S3_ANONYMOUS):
+read an object or list a bucket whose ACL grants AllUsers READ (OM's WORLD entry), unless the bucket's
+PublicAccessBlock ignores public ACLs or its ownership controls disable ACLs."""
+ACL_WRITES = frozenset(
+    {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT,
+     Operation.PUT_BUCKET_ACL, Operation.PUT_OBJECT_ACL}
+)  # fmt: skip
+"""The operations that set an ACL from x-amz-acl or x-amz-grant-* (POST Object: its `acl` field)."""
 TAGGING = "x-amz-tagging"
 TAGGING_WRITES = frozenset(
     {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT}
@@ -144,12 +164,14 @@ not leave a bucket nobody can repair)."""
 
 @dataclass(frozen=True, slots=True)
 class BucketAccess:
-    """What a lookup found: the bucket's owner, policy (None: it has none) and PublicAccessBlock, whether
-    OM keeps a policy or block this gateway cannot read, or that there is no such bucket."""
+    """What a lookup found: the bucket's owner, policy (None: it has none), PublicAccessBlock and object
+    ownership (None: no controls, ACLs apply), whether OM keeps a policy or block this gateway cannot read,
+    or that there is no such bucket."""
 
     owner: str
     policy: Policy | None
     public_access_block: PublicAccessBlock = NONE
+    ownership: ObjectOwnership | None = s3_ownership.DEFAULT
     unreadable: bool = False
     bucket_exists: bool = True
 
@@ -178,10 +200,11 @@ async def bucket_access(gateway: Gateway, bucket: str) -> BucketAccess:
 async def _read(gateway: Gateway, bucket: str) -> tuple[BucketAccess, int]:
     client, volume = gateway.client, gateway.volume
     try:
-        info, text, block = await asyncio.gather(  # three independent OM reads: one round trip's wait
+        info, text, block, controls = await asyncio.gather(  # independent OM reads: one round trip's wait
             client.bucket_info(volume, bucket),
             client.get_bucket_policy(volume, bucket),
             client.get_bucket_public_access_block(volume, bucket),
+            client.get_bucket_ownership_controls(volume, bucket),
         )
         owner = info.owner
     except OzoneClientError as e:
@@ -189,14 +212,15 @@ async def _read(gateway: Gateway, bucket: str) -> tuple[BucketAccess, int]:
         if error.code is S3ErrorCode.NoSuchBucket:
             return NO_BUCKET, 0
         raise error from None  # a name OM refuses is InvalidBucketName, as the handler would answer
-    size = len(text or b"") + len(block or b"")
+    size = len(text or b"") + len(block or b"") + len(controls or b"")
     try:
         policy = parse(text, bucket, limit=None) if text is not None else None
         public_access_block = s3_public_access.parse(block) if block is not None else NONE
-    except (PolicyError, PublicAccessBlockError) as e:
+        ownership = s3_ownership.parse(controls) if controls is not None else None
+    except (PolicyError, PublicAccessBlockError, OwnershipControlsError) as e:
         log.warning("bucket %s: its policy is unreadable (%s); refusing all but its owner", bucket, e)
         return BucketAccess(owner, None, unreadable=True), size
-    return BucketAccess(owner, policy, public_access_block), size
+    return BucketAccess(owner, policy, public_access_block, ownership), size
 
 
 def action(operation: Operation, where: Target) -> str | None:
@@ -245,6 +269,11 @@ _HEADER_KEYS = (
     ("aws:referer", "Referer"), ("aws:useragent", "User-Agent"), ("s3:x-amz-acl", "x-amz-acl"),
     ("s3:x-amz-content-sha256", "x-amz-content-sha256"),
 )  # fmt: skip
+
+
+def acls_enabled(bucket: BucketAccess) -> bool:
+    """Whether the bucket's S3 ACLs apply: its ownership controls are not BucketOwnerEnforced."""
+    return bucket.ownership is None or bucket.ownership.acls_enabled
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +336,8 @@ async def acting_user(
         raise S3Error(S3ErrorCode.AccessDenied)
     if decided.bucket.public_access_block.BlockPublicAcls and sets_public_acl(headers):
         raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
+    if operation in ACL_WRITES and not acls_enabled(decided.bucket) and sets_acl(headers):
+        raise S3Error(S3ErrorCode.AccessControlListNotSupported)
     elevate = decided.decision is Decision.ALLOW
     if operation in COPIES:
         source = _copy_source(headers)
@@ -331,6 +362,13 @@ async def acting_user(
     if elevate:
         return decided.owner
     if user is None:
+        if (
+            operation in ANONYMOUS_READS
+            and "versionId" not in where.query  # OM keeps a key's ACL, not a version's
+            and not decided.bucket.public_access_block.IgnorePublicAcls
+            and acls_enabled(decided.bucket)  # BucketOwnerEnforced: ACLs grant nothing, as Amazon's
+        ):
+            return S3_ANONYMOUS  # OM lets it read what a WORLD entry of the object itself grants
         raise S3Error(S3ErrorCode.AccessDenied)
     return user
 

@@ -22,7 +22,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.s3g import post_policy, xml
-from pyozone.s3g.acls import expected_owners
+from pyozone.s3g.acls import apply_form_acl, check_form_acl, expected_owners, form_acl
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.checksums import check_content_md5, decode_content_md5
 from pyozone.s3g.auth.payload import Payload
@@ -32,9 +32,8 @@ from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.form_data import Event, Field, FileData, FileEnd, FileStart, FormDataParser, form_boundary
 from pyozone.s3g.headers import (
     ETAG,
+    GRANT_HEADERS,
     MULTI_VALUED_PREFIX,
-    OWNER_CANNED_ACLS,
-    PRIVATE,
     check_header_value,
     object_metadata,
     parse_tagging,
@@ -87,9 +86,11 @@ async def post_object(
     refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()))
     if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
         check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
-    acl = fields.get("acl", PRIVATE)
-    if acl not in OWNER_CANNED_ACLS:
-        raise S3Error(S3ErrorCode.NotImplemented, f"The canned ACL {acl!r} is not implemented; only private.")
+    acl = fields.get("acl")
+    if any(name.lower().startswith(GRANT_HEADERS) for name in fields):
+        raise S3Error(S3ErrorCode.NotImplemented, "Grant fields on POST Object are not implemented.")
+    if acl is not None:
+        form_acl(acl)
     if any(name.lower().startswith(CHECKSUM_FIELD) for name in fields):
         raise S3Error(
             S3ErrorCode.NotImplemented, "x-amz-checksum-* fields on POST Object are not implemented."
@@ -105,7 +106,11 @@ async def post_object(
     acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
     with gateway.client.acting_for(acting):  # its signer, or the bucket's owner if its policy grants it
         await expected_owners(s3)
+        if acl is not None:
+            await check_form_acl(s3, acl)
         etag, version = await _store(s3, events, length)
+        if acl is not None:
+            await apply_form_acl(s3, acl)
     return _answer(http, fields, where.bucket, key, etag, version)
 
 

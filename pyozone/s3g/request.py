@@ -56,12 +56,19 @@ class S3Request:
     gateway: Gateway
     headers: CIMultiDictProxy[str]
     """The request's, with the checksums a presigned URL's query carries (headers.with_query_headers)."""
+    acting: str = ""
+    """Whom it acts as in OM (policy.acting_user): its user, or the bucket's owner where the bucket's
+    policy allows it; "": its user."""
 
     @property
     def user(self) -> str:
         """The access id, which is the user's name (authenticate checked it is a valid one; Ozone's
         principal, without Kerberos): the owner of what the request creates, the user OM's ACLs check."""
         return self.access_key
+
+    @property
+    def acting_user(self) -> str:
+        return self.acting or self.user
 
     @property
     def query(self) -> Mapping[str, str]:

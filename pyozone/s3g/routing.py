@@ -34,6 +34,9 @@ class Operation(Enum):
     GET_PUBLIC_ACCESS_BLOCK = "GetPublicAccessBlock"
     PUT_PUBLIC_ACCESS_BLOCK = "PutPublicAccessBlock"
     DELETE_PUBLIC_ACCESS_BLOCK = "DeletePublicAccessBlock"
+    GET_BUCKET_ENCRYPTION = "GetBucketEncryption"
+    PUT_BUCKET_ENCRYPTION = "PutBucketEncryption"
+    DELETE_BUCKET_ENCRYPTION = "DeleteBucketEncryption"
     GET_BUCKET_OWNERSHIP_CONTROLS = "GetBucketOwnershipControls"
     PUT_BUCKET_OWNERSHIP_CONTROLS = "PutBucketOwnershipControls"
     DELETE_BUCKET_OWNERSHIP_CONTROLS = "DeleteBucketOwnershipControls"
@@ -128,7 +131,7 @@ def operation(method: str, where: Target, headers: Mapping[str, str]) -> Operati
 
 
 _UNSUPPORTED_SUBRESOURCES = frozenset(
-    {"website", "replication", "logging", "notification", "encryption",
+    {"website", "replication", "logging", "notification",
      "requestPayment", "accelerate", "analytics",
      "inventory", "metrics", "intelligent-tiering", "torrent", "restore",
      "select"}
@@ -167,6 +170,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
             return Operation.GET_BUCKET_POLICY_STATUS
         if "publicAccessBlock" in q:
             return Operation.GET_PUBLIC_ACCESS_BLOCK
+        if "encryption" in q:
+            return Operation.GET_BUCKET_ENCRYPTION
         if "ownershipControls" in q:
             return Operation.GET_BUCKET_OWNERSHIP_CONTROLS
         if "uploads" in q:
@@ -198,6 +203,10 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
         return Operation.PUT_PUBLIC_ACCESS_BLOCK
     if method == "DELETE" and "publicAccessBlock" in q:
         return Operation.DELETE_PUBLIC_ACCESS_BLOCK
+    if method == "PUT" and "encryption" in q:
+        return Operation.PUT_BUCKET_ENCRYPTION
+    if method == "DELETE" and "encryption" in q:
+        return Operation.DELETE_BUCKET_ENCRYPTION
     if method == "PUT" and "ownershipControls" in q:
         return Operation.PUT_BUCKET_OWNERSHIP_CONTROLS
     if method == "DELETE" and "ownershipControls" in q:
@@ -218,7 +227,8 @@ def _bucket_operation(method: str, q: Mapping[str, str]) -> Operation:
 def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, str]) -> Operation:
     _refuse_unsupported(q)
     for name in (
-        "cors", "lifecycle", "policy", "policyStatus", "publicAccessBlock", "ownershipControls", "object-lock"
+        "cors", "lifecycle", "policy", "policyStatus", "publicAccessBlock", "ownershipControls",
+        "object-lock", "encryption",
     ):  # fmt: skip
         if name in q:  # a bucket's subresources: as refused as before they were ones
             message = f"The {name} subresource is not implemented on an object."
@@ -271,9 +281,10 @@ def _object_operation(method: str, q: Mapping[str, str], headers: Mapping[str, s
 VERSIONED = frozenset(
     {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.DELETE_OBJECT, Operation.GET_OBJECT_ATTRIBUTES,
      Operation.GET_OBJECT_RETENTION, Operation.PUT_OBJECT_RETENTION, Operation.GET_OBJECT_LEGAL_HOLD,
-     Operation.PUT_OBJECT_LEGAL_HOLD}
+     Operation.PUT_OBJECT_LEGAL_HOLD, Operation.GET_OBJECT_ACL, Operation.PUT_OBJECT_ACL}
 )  # fmt: skip
-"""The object operations that act on the version a `versionId` names (objects.py)."""
+"""The object operations that act on the version a `versionId` names (objects.py; the ACL ones only on the
+current version: acls.py)."""
 
 
 def check_version(where: Target, operation: Operation) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyozone.common.http_server import HttpLimits
 from pyozone.common.net import HostPort, address, bind_address
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.hdds.security.users import Administrators, UserGroups
 
 S3G_PORT_DEFAULT = 9878
 
@@ -30,6 +31,18 @@ class S3GatewaySettings:
     is 503 ServiceUnavailable. Below every SDK's read timeout (botocore's and the AWS CLI's 60 s, the Java
     SDK's 50 s), so the client hears the outcome instead of giving up and retrying while the abandoned
     request may still commit."""
+    sse_customer_require_https: bool = True
+    """ozone.s3g.sse.customer.require.https: SSE-C's key (in a header) is taken over HTTPS alone, as Amazon
+    takes it; false lets tests on a plain-HTTP cluster use SSE-C."""
+    administrators: Administrators = field(default_factory=lambda: Administrators(frozenset(), frozenset()))
+    """ozone.administrators(.groups), as OM reads them: who may manage any bucket's policy,
+    PublicAccessBlock and other configuration through the gateway, as OM lets them (R34's F8)."""
+    groups: UserGroups = field(default_factory=lambda: UserGroups({}))
+    """hadoop.user.group.static.mapping.overrides: the groups ozone.administrators.groups names."""
+
+    def administrator(self, user: str) -> bool:
+        """Whether a (signed) user is an administrator; an anonymous request never is."""
+        return bool(user) and self.administrators.permits(user, self.groups.groups(user))
 
     def http_limits(self) -> HttpLimits:
         """The HTTP guards, with aiohttp reading bodies in pieces of up to 1 MiB (64 KiB by default)."""
@@ -61,6 +74,9 @@ class S3GatewaySettings:
             head_timeout_s=_positive_s(conf, "ozone.s3g.http.head.timeout"),
             body_idle_timeout_s=_positive_s(conf, "ozone.s3g.http.body.idle.timeout"),
             commit_deadline_s=_positive_s(conf, "ozone.s3g.commit.deadline"),
+            sse_customer_require_https=bool(conf.get("ozone.s3g.sse.customer.require.https")),
+            administrators=Administrators.from_conf(conf),
+            groups=UserGroups.from_conf(conf),
         )
 
 

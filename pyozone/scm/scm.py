@@ -6,7 +6,8 @@ simulator drive this same object.
 
 Its ScmContext says whether it leads (a lone SCM always does, in term 0). A follower of an HA service
 takes every registration and report into its views (replicas, node health, pipeline leaders) but moves
-no record, sends no command and runs none of the leader's services (SCMNodeManager; design S1).
+no record, sends no command and runs none of the leader's services (SCMNodeManager; Ozone's
+SCMContext.isLeader).
 """
 
 from __future__ import annotations

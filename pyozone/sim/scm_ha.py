@@ -1,4 +1,4 @@
-"""SimScmService: three SCM cores of one service on virtual time (issue 31, design 7.2).
+"""SimScmService: three SCM cores of one service on virtual time (issue 31; invariants: tests/scm_ha_sim.py).
 
 Each `SimScm` is a core over its own `MemoryBackend` (which survives a kill, as RocksDB's page-cache WAL
 does), its `ScmContext`, `ScmReplication`, the glue decisions of `ScmRaftDriver` and a sans-IO
@@ -357,7 +357,8 @@ class SimHaCluster(SimCluster):
             self._raft_step(scm, scm.server.tick())
 
     def _on_install(self, scm: SimScm, incarnation: int, leader_name: str) -> None:
-        """The follower fetches the leader's scm.db checkpoint (S5's transport) and reloads its views."""
+        """The follower fetches the leader's scm.db checkpoint (the daemon's `/dbCheckpoint`) and reloads its
+        views."""
         if not scm.alive or scm.incarnation != incarnation:
             return
         if not self._reachable(scm.name, leader_name):
@@ -414,8 +415,8 @@ class SimHaCluster(SimCluster):
         heartbeat = node.heartbeat(Periodic.CONTAINERS in due, Periodic.NODE in due)
         for scm in self.scms.values():
             if not scm.alive or not scm.core.context.state_machine_ready():
-                # down, or catching up its log: its datanode service answers UNAVAILABLE (design 3.4), so
-                # no report is judged against a half-replayed container table
+                # down, or catching up its log: its datanode service answers UNAVAILABLE
+                # (StateMachineReadyRule), so no report is judged against a half-replayed container table
                 self._needs_full.add((dn, scm.name))
                 continue
             self._heartbeat_one(node, scm, heartbeat)

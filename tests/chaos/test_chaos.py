@@ -1,6 +1,6 @@
 """`pytest -m chaos`: the chaos suite (benchmarks/chaos.py) for two minutes of writes on 5 datanodes over
 2 racks, a datanode killed every 25 s on average (every third of them the leader of the most pipelines at
-the time, issue 30 S9), at most 2 down at once, OM and SCM killed once each: nothing acknowledged may be
+the time, issue 30), at most 2 down at once, OM and SCM killed once each: nothing acknowledged may be
 lost or corrupt. Then the same with OM HA (issue 30): three OMs of one service,
 whose leader of the moment is killed three times; and with SCM HA (issue 31): three SCMs of one service,
 whose leader of the moment is killed twice and paused once, after which no block or container id was handed

@@ -104,7 +104,7 @@ def test_om_kills_spread_over_the_first_two_thirds_each_started_again() -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_every_third_datanode_outage_kills_a_pipeline_leader_at_the_same_times(seed: int) -> None:
-    """Issue 30, S9: the plan with leader kills is the plan without them, some datanode outages renamed to a
+    """Issue 30: the plan with leader kills is the plan without them, some datanode outages renamed to a
     placeholder the run resolves to the leader of the moment; each is started again."""
     plain = plan_kills(900, DATANODES, 2, random.Random(seed), KillTiming(leader_every=0))
     plan = plan_kills(900, DATANODES, 2, random.Random(seed))

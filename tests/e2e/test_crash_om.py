@@ -94,7 +94,7 @@ class LoadReport:
 
 async def create_empty_key(client: AsyncOzoneClient, bucket: str, key: str) -> KeyInfo:
     """An omkg key (openKey, then commitKey with no blocks), made by the test itself."""
-    client_id, _ = await client.om.open_key(VOLUME, bucket, key, 0, REPLICATION)
+    client_id = (await client.om.open_key(VOLUME, bucket, key, 0, REPLICATION)).client_id
     return await client.om.commit_key(VOLUME, bucket, key, client_id, 0, [])
 
 

@@ -1,4 +1,4 @@
-"""The simulator's pipeline-failure model (issue 30, S9): a pipeline member that dies, pauses or is cut off
+"""The simulator's pipeline-failure model (issue 30): a pipeline member that dies, pauses or is cut off
 makes the leader (for a dead leader without a majority left, the others) ask SCM to close the pipeline after
 `hdds.ratis.raft.server.rpc.slowness.timeout` / `hdds.ratis.raft.server.Notification.no-leader.timeout`, as
 the daemon's Raft core does; SCM's stale-node handler closes it too, whichever comes first. Virtual time."""

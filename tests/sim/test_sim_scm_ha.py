@@ -1,4 +1,4 @@
-"""Three SCM cores of one service on virtual time (issue 31, design 7.2): seeded runs with leader kills,
+"""Three SCM cores of one service on virtual time (issue 31): seeded runs with leader kills,
 restarts, isolations and partitions beside datanode faults, every invariant checked after every event
 (`tests/scm_ha_sim.py`; `python -m tests.scm_ha_sim --seeds N` for long runs)."""
 

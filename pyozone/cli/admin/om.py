@@ -11,7 +11,11 @@ service's Raft group, as Ozone's `ozone admin om decommission` (DecommissionOMSu
 listed in ozone.om.decommissioned.nodes.SERVICE here and, unless --force, in every other OM's configuration;
 then the leader removes it. Without the leader's answer, the outcome is read back from the other OMs'
 members in force (the removal may have been made). `roles` shows an OM the group does not count (yet, or any
-more) as NOT_A_MEMBER."""
+more) as NOT_A_MEMBER.
+
+`pyozone admin om rotate-s3-master-key [--om HOST:PORT]`: a new version of a lone OM's SSE-S3 master key
+(om/master_keys.py), which wraps every new object's data key; older objects keep theirs. Administrators
+only."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import sys
 
 from pyozone import rpc
 from pyozone.cli.admin.ratis_roles import member_roles
+from pyozone.client import OzoneClient
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.om_ha import client_om_service, om_active_nodes, om_decommissioned_ids, om_service_nodes
 from pyozone.common.output import print_json
@@ -77,6 +82,12 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
         help="skip checking that every OM's configuration lists the node in ozone.om.decommissioned.nodes",
     )  # fmt: skip
     decommission.set_defaults(func=run_decommission)
+    rotate = commands.add_parser(
+        "rotate-s3-master-key", parents=[parent],
+        help="add a version to a lone OM's SSE-S3 master keystore (administrators only)",
+    )  # fmt: skip
+    rotate.add_argument("--om", metavar="HOST:PORT", help="OM address (default: ozone.om.address)")
+    rotate.set_defaults(func=run_rotate_s3_master_key)
 
 
 def _service(conf: OzoneConfiguration, args: argparse.Namespace) -> str:
@@ -99,6 +110,14 @@ def run_transfer(args: argparse.Namespace) -> int:
     except OmAdminError as e:
         raise CLIError(f"{e.code.name}: {e}") from None
     print(f"Transfer leadership successfully to {answer.newLeaderId}.")
+    return 0
+
+
+def run_rotate_s3_master_key(args: argparse.Namespace) -> int:
+    """New SSE-S3 objects are wrapped under the new version; older ones keep theirs (om/master_keys.py)."""
+    with OzoneClient(load_configuration(args), args.om) as client:
+        version = client.run(client.async_client.om.rotate_s3_master_key())
+    print(f"S3 master key rotated: version {version} wraps new data keys.")
     return 0
 
 

@@ -352,7 +352,7 @@ class ContainerStateMachine:
         except asyncio.CancelledError:  # the member stops: the entry is not applied (the applied point,
             mine.cancel()  # and so a snapshot, stays before it), nor are its container's later entries
             raise
-        except Exception as error:  # design 2.2.3: an exception is an apply failure, never an entry applied
+        except Exception as error:  # an exception is an apply failure, never an entry applied
             raised = True
             reason = f"entry {entry.index} ({command_name(request.cmdType)}) raised {error!r}"
             self._fail(reason)

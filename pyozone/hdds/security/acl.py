@@ -194,7 +194,10 @@ class OzoneAcl:
         return (self.type, self.name, self.scope) == (other.type, other.name, other.scope)
 
     def applies_to(self, caller: Caller) -> bool:
-        """Whether this entry speaks for the caller (Ozone checks no address for ip entries)."""
+        """Whether this entry speaks for the caller (Ozone checks no address for ip entries); for an
+        anonymous caller only WORLD and ANONYMOUS entries do."""
+        if caller.anonymous:
+            return self.type in (ACLIdentityType.WORLD, ACLIdentityType.ANONYMOUS)
         if self.type is ACLIdentityType.USER:
             return self.name == caller.user
         if self.type is ACLIdentityType.GROUP:
@@ -256,14 +259,24 @@ ANONYMOUS_USER = "dr.who"
 """Who a call that names no one is (Hadoop's name for the unauthenticated user)."""
 
 
+S3_ANONYMOUS = "@anonymous"
+"""What the S3 gateway claims for an anonymous request (no signature): never a user name (check_user_name
+refuses '@'), so no user is ever taken for it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who asks: the user ACL entries are matched against, the user's groups, and whether the user is an
-    administrator (ozone.administrators)."""
+    administrator (ozone.administrators). `anonymous`: an unsigned S3 request, which only WORLD entries of
+    the object itself speak for (check_access)."""
 
     user: str
     groups: tuple[str, ...] = ()
     admin: bool = False
+    anonymous: bool = False
+
+
+ANONYMOUS_CALLER = Caller(S3_ANONYMOUS, anonymous=True)
 
 
 def caller_name(peer: Identity | None, claimed: str | None, tls: bool | None = None) -> tuple[str, bool]:
@@ -378,6 +391,8 @@ def check_access(caller: Caller, right: ACLType, target: Target) -> Denial | Non
     if caller.admin:
         return None
     path = target.path()
+    if caller.anonymous:
+        return _anonymous(caller, right, target)
     volume = target.volume
     if target.resource is ResourceType.VOLUME:
         if right is not ACLType.CREATE and (
@@ -404,3 +419,23 @@ def check_access(caller: Caller, right: ACLType, target: Target) -> Denial | Non
             caller, parent_right(right, ResourceType.KEY), bucket.acls
         )
     return None if ok else Denial(caller.user, right, target.resource, path)
+
+
+ANONYMOUS_RIGHTS = frozenset({ACLType.READ, ACLType.LIST})
+"""What an anonymous S3 request may be granted: reading an object, listing a bucket (S3's READ)."""
+
+
+def _anonymous(caller: Caller, right: ACLType, target: Target) -> Denial | None:
+    """An anonymous caller (S3's AllUsers): the object's own WORLD entry decides, without the parent
+    rights Ozone asks of a user, as Amazon's public-read object is readable in a private bucket; a key that
+    does not exist, a right beyond READ and LIST, and anything an owner or a named entry would pass are
+    refused."""
+    own = {
+        ResourceType.VOLUME: target.volume,
+        ResourceType.BUCKET: target.bucket,
+        ResourceType.KEY: target.key,
+    }
+    record = own[target.resource]
+    if right in ANONYMOUS_RIGHTS and record is not None and granted(caller, right, record.acls):
+        return None
+    return Denial(caller.user, right, target.resource, target.path())

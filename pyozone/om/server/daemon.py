@@ -60,6 +60,13 @@ from pyozone.om.block_tokens import BlockTokenIssuer
 from pyozone.om.core import OzoneManager
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.om.lifecycle import S3LifecycleService
+from pyozone.om.master_keys import (
+    KEYSTORE_KEY,
+    MasterKeyError,
+    MasterKeyStore,
+    keystore_path,
+    open_keystore,
+)
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
 from pyozone.om.scm import GrpcScm, ScmGateway
 from pyozone.om.server.admin_service import OzoneManagerAdminService, add_om_admin_service
@@ -266,6 +273,7 @@ class OmDaemon:
             sync=self.node is None,
         )  # fmt: skip
         core = OzoneManager(self.store, self.scm, self.settings, self.clock)
+        core.master_keys = self._master_keys(create=self.node is None)
         if self.node is not None:
             await self._start_raft(self.node, core)
         self.key_deleting = KeyDeletingService(core)
@@ -321,7 +329,20 @@ class OmDaemon:
             self.scm = GrpcScm(self.conf, tls=self.tls)
         storage = await self._bind_cluster()
         OMMetadataStore(self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate).close()
+        self._master_keys(create=True)
         return storage, not existed
+
+    def _master_keys(self, create: bool) -> MasterKeyStore | None:
+        """SSE-S3's master keystore (om/master_keys.py): created by `om --init` and a lone OM's start; the
+        OMs of an HA service must share one (copied before their first start), so theirs only load it."""
+        path = keystore_path(self.conf, self.metadata_dir)
+        try:
+            store = open_keystore(path, create)
+        except (MasterKeyError, OSError) as e:
+            raise ServerStartError(f"{KEYSTORE_KEY}: {e}") from None
+        if store is None:
+            log.warning("no SSE master keystore at %s (%s): SSE-S3 writes are refused", path, KEYSTORE_KEY)
+        return store
 
     async def _start_raft(self, node: OmNodeDetails, core: OzoneManager) -> None:
         """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""

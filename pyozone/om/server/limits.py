@@ -75,6 +75,7 @@ REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
 S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
 UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.INVALID_REQUEST)
 PART_CHECKSUM_NAME = NameRule("part checksum name", 64, OMResultCode.INVALID_REQUEST)
+KEY_MD5 = NameRule("SSE-C key MD5 (base64)", 24, OMResultCode.INVALID_REQUEST)
 """A part metadata entry's name (the S3 gateway's x-amz-checksum-<algorithm>, 24 bytes at most)."""
 VERSION_ID = NameRule("S3 version id", MAX_VERSION_ID_BYTES, OMResultCode.INVALID_REQUEST)
 VERSIONING = NameRule("versioning state", MAX_VERSIONING_BYTES, OMResultCode.INVALID_REQUEST)
@@ -98,6 +99,7 @@ _NAMES = {
     "uploadIdMarker": UPLOAD_ID,
     "keyMarker": KEY,
     "partChecksumName": PART_CHECKSUM_NAME,
+    "sseCustomerKeyMD5": KEY_MD5,
     "versionId": VERSION_ID,
     "versionIdMarker": VERSION_ID,
     "versioning": VERSIONING,
@@ -119,6 +121,8 @@ _MESSAGE_BYTES = {
     "putObjectLockConfiguration": METADATA_REQUEST_BYTES,
     "putObjectRetention": METADATA_REQUEST_BYTES,
     "putObjectLegalHold": METADATA_REQUEST_BYTES,
+    "putBucketEncryption": METADATA_REQUEST_BYTES,
+    "putBucketOwnershipControls": METADATA_REQUEST_BYTES,
     "initiateMultipartUpload": METADATA_REQUEST_BYTES,
     "commitMultipartUploadPart": MAX_OM_REQUEST_BYTES,
     "completeMultipartUpload": PART_LIST_REQUEST_BYTES,

@@ -82,11 +82,13 @@ class OzoneManagerService:
         self.multipart = MultipartManager(core)
         self.properties = PropertyManager(core)
         self.bucket_cors = bucket_documents.cors(core)
+        self.bucket_encryption = bucket_documents.BucketEncryptions(core)
         self.bucket_lifecycle = bucket_documents.lifecycle(core)
         self.lifecycle = lifecycle or S3LifecycleService(core)
         self.bucket_policy = bucket_documents.BucketPolicies(core)
         self.public_access_block = bucket_documents.public_access_block(core)
         self.object_locks = ObjectLocks(core)
+        self.ownership_controls = bucket_documents.ownership_controls(core)
         self.access = Access(core, core.settings.access)
         self.executor = executor
         self.om_id = om_id
@@ -109,7 +111,7 @@ class OzoneManagerService:
     ) -> T:
         """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
         Everything it could have seen, its own writes and the table cache's, is durable before this
-        returns or raises: a client is answered only then (seed 001's double buffer), and never with
+        returns or raises: a client is answered only then (Ozone's OzoneManagerDoubleBuffer), and never with
         what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
         while the pool thread is already free for the next request. With OM HA the call's wrapper waits
         instead (what it saw is recorded in its `CALL`), once it replicated the call's answer.
@@ -292,7 +294,10 @@ class OzoneManagerService:
         )
         check = self._locking_write(caller, request, creating)
         creator = self.access.creator(caller)
+        sse = parse(wire.sse_request_from_proto, request)
         if request.multipartUploadID:
+            if sse is not None:  # a part is encrypted as its upload is, never as it asks
+                raise OMException(OMResultCode.INVALID_REQUEST, "a part takes its upload's encryption")
             session = await self._run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
                 request.multipartUploadID, request.multipartNumber, size, excluded, creator, check=check,
@@ -305,7 +310,7 @@ class OzoneManagerService:
                 check()
                 plan = self.core.plan_open_key(
                     request.volume, request.bucket, request.key, size, self._requested_replication(request),
-                    excluded, metadata, tags, creator, condition,
+                    excluded, metadata, tags, creator, condition, sse,
                 )  # fmt: skip
                 with scm_call(plan.allocating):
                     allocated = await self._blocks().allocate_blocks(
@@ -315,6 +320,7 @@ class OzoneManagerService:
 
             session = await self._on_loop(open_key)
         answer = wire.open_key_answer(session.key, session.client_id, session.allocated, session.block_length)
+        answer.keyInfo.sseDataKey = session.data_key
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
         # fullest replica): the datanodes hold a write to it (write_max_length for a full block)
         replica_length = replica_bytes(session.key.replication, session.block_length)
@@ -386,6 +392,7 @@ class OzoneManagerService:
             check=self._version_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
+        info.sseDataKey = self.core.data_key(located.key)  # the caller may READ it (the check above)
         await self._sign(info.locations, context, READ)
         return wire.lookup_key_answer(info)
 
@@ -508,6 +515,37 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("putObjectTagging")
 
+    # ------------------------------------------------------------------ S3 bucket default encryption
+    @rpc
+    async def putBucketEncryption(
+        self, request: pb.PutBucketEncryptionRequest, context: Context
+    ) -> pb.PutBucketEncryptionResponse:
+        await self._run(
+            self.bucket_encryption.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its default encryption"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketEncryption")
+
+    @rpc
+    async def getBucketEncryption(
+        self, request: pb.GetBucketEncryptionRequest, context: Context
+    ) -> pb.GetBucketEncryptionResponse:
+        found = await self._run(
+            self.bucket_encryption.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its default encryption"),
+        )  # fmt: skip
+        return wire.bucket_encryption_answer(found)
+
+    @rpc
+    async def deleteBucketEncryption(
+        self, request: pb.DeleteBucketEncryptionRequest, context: Context
+    ) -> pb.DeleteBucketEncryptionResponse:
+        await self._run(
+            self.bucket_encryption.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its default encryption"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketEncryption")
+
     # ------------------------------------------------------------------ S3 bucket CORS
     @rpc
     async def putBucketCors(
@@ -592,6 +630,25 @@ class OzoneManagerService:
         run = await self._run(self.lifecycle.run_once, request.nowMs, check=check, background=True)
         return wire.lifecycle_run_answer(run)
 
+    @rpc
+    async def rotateS3MasterKey(
+        self, request: pb.RotateS3MasterKeyRequest, context: Context
+    ) -> pb.RotateS3MasterKeyResponse:
+        """Administrators only, ACLs on or off: a new SSE-S3 master key version (om/master_keys.py)."""
+        caller = self.access.identify(context)
+        self.access.administrator(caller, "rotate the S3 master key")
+        if self.ha is not None:
+            raise OMException(
+                OMResultCode.INVALID_REQUEST,
+                "an OM HA service shares one keystore file: rotate it on every OM alike, while they are "
+                "stopped",
+            )
+        keys = self.core.master_keys
+        if keys is None:
+            raise OMException(OMResultCode.INVALID_KMS_PROVIDER, "no SSE master keystore to rotate")
+        version = await asyncio.get_running_loop().run_in_executor(None, keys.rotate)
+        return wire.rotate_master_key_answer(version)
+
     # ------------------------------------------------------------------ S3 bucket policy
     @rpc
     async def putBucketPolicy(
@@ -653,6 +710,36 @@ class OzoneManagerService:
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPublicAccessBlock")
 
+    @rpc
+    async def putBucketOwnershipControls(
+        self, request: pb.PutBucketOwnershipControlsRequest, context: Context
+    ) -> pb.PutBucketOwnershipControlsResponse:
+        await self._run(
+            self.ownership_controls.put, request.volume, request.bucket, request.configuration,
+            check=self._owner_check(context, request, "change its ownership controls"),
+        )  # fmt: skip
+        return wire.empty_answer("putBucketOwnershipControls")
+
+    @rpc
+    async def getBucketOwnershipControls(
+        self, request: pb.GetBucketOwnershipControlsRequest, context: Context
+    ) -> pb.GetBucketOwnershipControlsResponse:
+        found = await self._run(
+            self.ownership_controls.get, request.volume, request.bucket,
+            check=self._owner_check(context, request, "read its ownership controls"),
+        )  # fmt: skip
+        return wire.bucket_ownership_controls_answer(found)
+
+    @rpc
+    async def deleteBucketOwnershipControls(
+        self, request: pb.DeleteBucketOwnershipControlsRequest, context: Context
+    ) -> pb.DeleteBucketOwnershipControlsResponse:
+        await self._run(
+            self.ownership_controls.delete, request.volume, request.bucket,
+            check=self._owner_check(context, request, "delete its ownership controls"),
+        )  # fmt: skip
+        return wire.empty_answer("deleteBucketOwnershipControls")
+
     # ------------------------------------------------------------------ S3 secrets
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
@@ -688,16 +775,17 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         metadata, tags = dict(request.metadata), dict(request.tags)
         creator = self.access.creator(self.access.caller(context))
+        sse = parse(wire.sse_request_from_proto, request)
 
         def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's
             self._lock_setter(caller, request)
             config = self._requested_replication(request)
             return self.multipart.initiate(
-                request.volume, request.bucket, request.key, config, metadata, tags, creator
+                request.volume, request.bucket, request.key, config, metadata, tags, creator, sse
             )
 
         upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
-        return wire.initiated_answer(upload.upload_id)
+        return wire.initiated_answer(upload.upload_id, upload.encryption)
 
     @rpc
     async def commitMultipartUploadPart(
@@ -944,6 +1032,9 @@ if TYPE_CHECKING:
         | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
         | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
         | pb.DeleteBucketPublicAccessBlockRequest | pb.PutObjectLockConfigurationRequest
+        | pb.PutBucketEncryptionRequest | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
+        | pb.PutBucketOwnershipControlsRequest | pb.GetBucketOwnershipControlsRequest
+        | pb.DeleteBucketOwnershipControlsRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
     _WriteRequest = (

@@ -124,7 +124,7 @@ class DeletedBlockLog:
         self._retries.pop(tx_id, None)
 
     def record_changed(self, key: bytes, value: bytes | None) -> None:
-        """A `deletedBlocks` record as it now stands (design 2.3, 2.5): a follower applying the
+        """A `deletedBlocks` record as it now stands (SCM HA's record listener): a follower applying the
         leader's, or a deposed leader's undo; only the id is kept in memory."""
         tx_id = self._table.key_codec.decode(key)
         if value is None:
@@ -139,7 +139,7 @@ class DeletedBlockLog:
         return [self._table.key_codec.encode(tx_id) for tx_id in self._tx_ids]
 
     def clear_leader_state(self) -> None:
-        """What a leader alone keeps (design 2.3, SCMDeleteBlocksCommandStatusManager): commands' statuses,
+        """What a leader alone keeps (SCMDeleteBlocksCommandStatusManager): commands' statuses,
         ACK sets, retry counts and where the scan stopped; the next leader sends every logged transaction
         again."""
         self._status = DeleteBlocksCommandStatusManager(self.clock, self._status.timeout_ms)

@@ -4,7 +4,7 @@ Each name ("localId", "delTxnId", "containerId") has its own sequence. A batch i
 its last id to the `sequenceId` table before any id of it is handed out, so a process killed at any
 moment restarts past every id it may have handed out; the unused rest of a batch is skipped. In an HA
 service the reservation is the leader's staged record, committed before any answer or command carrying
-an id of it leaves (design 2.4).
+an id of it leaves (`SCMMetadataStore.write_now`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class SequenceIdGenerator:
         table = self._store.sequence_id
         # At once, not in a caller's store.batch(), whose put would only land when that batch commits,
         # after ids of this batch were already handed out; in HA, a transaction of its own before the
-        # caller's (design 2.4)
+        # caller's
         self._store.write_now((table.name, table.key_codec.encode(name), table.value_codec.encode(end)))
         self._end[name] = end
         log.debug("Reserved %s ids %d..%d", name, start, end)

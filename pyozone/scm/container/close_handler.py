@@ -78,7 +78,8 @@ class CloseContainerEventHandler:
         return frozenset(self._leases)
 
     def clear(self) -> None:
-        """A step-down: the leases were the deposed leader's; its timers send nothing (design 2.3)."""
+        """A step-down (Ozone's notifyNotLeader): the leases were the deposed leader's; its timers send
+        nothing."""
         self._leases.clear()
         self._generation += 1
 

@@ -99,9 +99,9 @@ class ContainerManager:
 
     # ------------------------------------------------------------------ HA record listener
     def record_changed(self, key: bytes, value: bytes | None) -> None:
-        """A `containers` record as it now stands (design 2.3): a follower applying the leader's record,
-        or a deposed leader's undo back to the committed one (None: no record). The stats are kept from
-        memory, where reports put them on every SCM, once a replica was reported here; before that the
+        """A `containers` record as it now stands (SCM HA's record listener): a follower applying the leader's
+        record, or a deposed leader's undo back to the committed one (None: no record). The stats are kept
+        from memory, where reports put them on every SCM, once a replica was reported here; before that the
         record's (the leader's at its last state change) are the best known, e.g. for safe mode's
         container rules on an SCM restarted behind the log (review R17 D1). An OPEN container is in its
         pipeline's set, any other state out of it."""
@@ -144,8 +144,8 @@ class ContainerManager:
         return [self._table.key_codec.encode(cid) for cid in self._containers]
 
     def pipeline_changed(self, pipeline_id: PipelineID) -> None:
-        """A `pipelines` record changed under this SCM (design 2.3): its set of OPEN containers is
-        derived again from the container records."""
+        """A `pipelines` record changed under this SCM (SCM HA's record listener): its set of OPEN containers
+        is derived again from the container records."""
         for container_id in sorted(self._by_pipeline.get(pipeline_id, ())):
             self._place_in_pipeline(self._containers[container_id])
 

@@ -210,10 +210,11 @@ class ContainerReportHandler:
         return False
 
     def reconcile(self) -> int:
-        """A new leader (design 3.1 (6)) replays the state rules over the replicas it recorded while it
-        followed, whose reports moved no container then (a CLOSING container whose replicas all reported
+        """A new leader (`ScmReplication.step_up`) replays the state rules over the replicas it recorded while
+        it followed, whose reports moved no container then (a CLOSING container whose replicas all reported
         CLOSED would wait for the next full report, an hour away by default). Returns how many
-        containers moved. (The design's pass runs SCAN_STEP containers per tick; this one runs at once.)"""
+        containers moved. (It runs at once, not SCAN_STEP containers a tick as the Replication Manager's
+        scan.)"""
         moved = 0
         unsettled = (LifeCycleState.OPEN, LifeCycleState.CLOSING, LifeCycleState.QUASI_CLOSED)
         for state in unsettled:

@@ -1,4 +1,4 @@
-"""ScmRaftDriver: the decisions SCM HA's Raft glue makes, sans-IO (design 2.3, 3.1, 3.2).
+"""ScmRaftDriver: the decisions SCM HA's Raft glue makes, sans-IO (Ozone's SCMStateMachine).
 
 Shared by the daemon's glue and the simulator's, so the simulator tests the daemon's decisions: the
 transactions the leader's core sealed after an input are packed, in epoch order, into log entries
@@ -91,7 +91,7 @@ class ScmRaftDriver:
         """A committed entry, in log order. `leading_term`: the term this SCM's Raft server leads now
         (None: it does not lead). The entries of this SCM's ready term are its own: their records leave the
         overlay for scm.db; any other leader's are applied as a follower. The NOOP that opens the term this
-        SCM leads makes it the ready leader (design 3.1)."""
+        SCM leads makes it the ready leader (Ozone's notifyLeaderReady)."""
         context = self.context
         if entry.kind is EntryKind.STATE_MACHINE:
             records = self.codec.decode(entry.payload)

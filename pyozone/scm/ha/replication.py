@@ -1,4 +1,4 @@
-"""ScmReplication: the sans-IO half of SCM HA's state machine (design 2.1-2.5).
+"""ScmReplication: the sans-IO half of SCM HA's state machine (Ozone's SCMStateMachine).
 
 The leader executes and the log carries the records its core wrote: the leader's store stages each
 transaction (`SCMMetadataStore`, STAGING) and its memory runs ahead of the commit, as OM's table cache
@@ -94,7 +94,7 @@ class ScmReplication:
     def step_down(self, leader_term: int, leader_id: str | None, leader_commit: int | None, why: str) -> None:
         """This SCM no longer leads (NotLeader on a submit, a new term, an entry of another leader): the
         staged transactions are dropped, every key they touched returns to its committed record, and
-        the leader-local state goes (design 2.3, 3.2)."""
+        the leader-local state goes (Ozone's notifyNotLeader)."""
         touched = self.store.follow()
         log.warning(
             "SCM steps down (%s): %d uncommitted records undone; the leader of term %d is %s",
@@ -111,13 +111,12 @@ class ScmReplication:
     def step_up(self, term: int) -> None:
         """This SCM leads `term` and applied the term's first entry (Ozone's notifyLeaderReady): sequence
         batches invalidated, leader-local state cleared, writes staged, the operational states of the
-        records over those adopted from the datanodes (design 3.1 (1)-(4)), ALLOCATED pipelines' create
-        commands sent again and the report handler's state rules replayed over the replicas recorded
-        while following (the reconciliation pass of (6)); safe mode's
-        rules re-read the records and are judged at once (3.1 (7), SafeModeManager.reinitialize): block
-        allocation waits on the exit. A follower counts an OPEN pipeline for HealthyPipelineSafeModeRule
-        only from a pipeline report after the record that opened it (the next periodic one, a minute
-        later): its OPEN pipelines every member reported count now."""
+        records over those adopted from the datanodes, ALLOCATED pipelines' create commands sent again and
+        the report handler's state rules replayed over the replicas recorded while following (its
+        reconciliation pass); safe mode's rules re-read the records and are judged at once
+        (SafeModeManager.reinitialize): block allocation waits on the exit. A follower counts an OPEN
+        pipeline for HealthyPipelineSafeModeRule only from a pipeline report after the record that opened
+        it (the next periodic one, a minute later): its OPEN pipelines every member reported count now."""
         self.context.lead(term)
         self._clear_leader_state()
         self.store.stage()

@@ -1,6 +1,6 @@
 """Commands SCM queues for a datanode; they leave with that datanode's next heartbeat response.
 
-The command barrier (design 2.3): each command records the store's epoch when it was queued (the last
+The command barrier (an HA leader's): each command records the store's epoch when it was queued (the last
 transaction the core had closed), and leaves only once that epoch applied. In an HA service no
 CreatePipeline, deleteBlocks or close command tied to a write leaves before the write commits (Ozone's
 @Replicate returns after apply); a lone SCM's store applies at once (epochs stay 0), nothing waits.
@@ -69,7 +69,8 @@ class CommandQueue:
         return sum(1 for epoch, _ in self._queues.get(dn, ()) if epoch > applied)
 
     def clear(self) -> None:
-        """A step-down: the queued commands were the deposed leader's (design 2.3)."""
+        """A step-down (Ozone's SCMStateMachine.notifyNotLeader): the queued commands were the deposed
+        leader's."""
         self._queues.clear()
         self._counts.clear()
 

@@ -80,8 +80,9 @@ class NodeManager:
         self.layout = layout
         self.intervals = HealthIntervals.from_conf(conf)
         self.commands = CommandQueue(store)
-        # pyozone's datanodeOpStates (HA only, design 2.2): uuid -> {"state", "expiry"} as the leader set
-        # it, so a failover between an admin's answer and the datanode persisting it loses nothing
+        # pyozone's datanodeOpStates (HA only; Ozone keeps a datanode's operational state on the datanode
+        # alone): uuid -> {"state", "expiry"} as the leader set it, so a failover between an admin's answer
+        # and the datanode persisting it loses nothing
         self._op_states: Table[str, Any] | None = (
             store.table("datanodeOpStates", StrKeyCodec(), JsonCodec())
             if store is not None and self.context.ha
@@ -315,7 +316,7 @@ class NodeManager:
                 self._track_writable(info)
 
     def adopt_operational_state_records(self) -> None:
-        """Step-up (design 3.1 (4)): the states the service's leaders set win over what this SCM
+        """Step-up (`ScmReplication.step_up`): the states the service's leaders set win over what this SCM
         adopted from the datanodes as a follower; the heartbeats' sync then commands the datanodes."""
         if self._op_states is None:
             return
@@ -328,7 +329,7 @@ class NodeManager:
             ):
                 # no health event again (as at a step-down): the admin monitor picks the node up on its
                 # next pass, and what a leader does about a node that went stale or dead while this SCM
-                # followed is the step-up's reconciliation (design 3.1 (6))
+                # followed is the step-up's reconciliation (`ScmReplication.step_up`)
                 info.status = info.status.with_operational_state(state, expiry)
                 self._track_writable(info)
 

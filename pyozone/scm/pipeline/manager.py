@@ -122,8 +122,8 @@ class PipelineManager:
         return self._table.key_codec.decode(key)
 
     def record_changed(self, key: bytes, value: bytes | None) -> None:
-        """A `pipelines` record as it now stands (design 2.3): a follower applying the leader's record,
-        or a deposed leader's undo back to the committed one (None: no record). Who reported the
+        """A `pipelines` record as it now stands (SCM HA's record listener): a follower applying the leader's
+        record, or a deposed leader's undo back to the committed one (None: no record). Who reported the
         pipeline and who leads it stay as reports told this SCM; the set of OPEN containers is the
         container manager's to derive again (`ContainerManager.pipeline_changed`)."""
         pid = self._table.key_codec.decode(key)
@@ -282,7 +282,7 @@ class PipelineManager:
             )
 
     def resend_create_commands(self) -> int:
-        """A new leader (design 3.1 (6)): the members of every ALLOCATED Ratis pipeline are told to
+        """A new leader (`ScmReplication.step_up`): the members of every ALLOCATED Ratis pipeline are told to
         create it again (a datanode that holds the group already ignores it). The deposed leader's queue
         went with its leadership, perhaps before its create commands left: such a pipeline would stay
         ALLOCATED, counted against the members' limits, until the scrubber's

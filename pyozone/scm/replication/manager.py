@@ -191,8 +191,9 @@ class ReplicationManager:
         return ready and self._running
 
     def clear_leader_state(self) -> None:
-        """A step-down (design 2.3): the queue, the scan under way and the pending replica operations
-        were the deposed leader's; the next ready leader starts from the reports."""
+        """A step-down (Ozone's SCMStateMachine.notifyNotLeader): the queue, the scan under way and the
+        pending replica operations were the deposed leader's; the next ready leader starts from the
+        reports."""
         self.pending_ops.clear()
         self.queue = ReplicationQueue()
         self._scan = None

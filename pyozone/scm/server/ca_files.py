@@ -280,11 +280,11 @@ def renew_scm_certificate(
 ) -> X.Certificate | None:
     """SCM renews its own certificate, its sub-CA, with the root CA's key inside the grace period (or when it
     was issued before the CA added role-qualified names, X.role_host_name, which the daemons dialling SCM
-    verify): same key pair and subject, so every certificate the sub-CA issued still chains (design 5.3);
-    valid `lifetime_ms`, hdds.x509.max.duration as at `scm --init` (_issue_sub_ca), never past the root.
-    The CA issues with it from then on; the TlsStore reads the new file at the next handshake. The new
-    certificate, or None when not due. In an SCM HA service (`service`) it is signed outside the Raft log
-    (an out-of-log serial; the SCM records it when it next leads), and only by the SCM holding the root's
+    verify): same key pair and subject, so every certificate the sub-CA issued still chains
+    (docs/security.md); valid `lifetime_ms`, hdds.x509.max.duration as at `scm --init` (_issue_sub_ca), never
+    past the root. The CA issues with it from then on; the TlsStore reads the new file at the next handshake.
+    The new certificate, or None when not due. In an SCM HA service (`service`) it is signed outside the Raft
+    log (an out-of-log serial; the SCM records it when it next leads), and only by the SCM holding the root's
     key: another logs that it is due and keeps its own (valid hdds.x509.max.duration from bootstrap)."""
     material = ca.material
     current = X.cert_from_pem(paths.cert.read_bytes())

@@ -1,4 +1,4 @@
-"""SCM high availability on the Raft shell (issue 31, design 2.3, 3.1, 3.2; docs/architecture.md).
+"""SCM high availability on the Raft shell (issue 31; docs/architecture.md "Where each rule is defined").
 
 With `ozone.scm.service.ids` each SCM is one member of its service's Raft group (the cluster id's UUID,
 Ozone's SCMRatisServerImpl): `ScmRaft` is the member's state machine and the glue around the sans-IO
@@ -14,8 +14,8 @@ failed scm.db write, a record listener's error, bytes that are not an entry) is 
 member fails for its group and the SCM stops serving and exits (Ozone's SCMStateMachine.applyTransaction
 terminates), so its scm.db never lacks an entry it counted applied; a restart applies it again.
 
-Snapshots (design 2.6): every `ozone.scm.ha.ratis.snapshot.threshold` applied entries and at a clean stop
-scm.db is flushed and the member hears `snapshot_taken`, purging its log per
+Snapshots (Ozone's SCMStateMachine.takeSnapshot): every `ozone.scm.ha.ratis.snapshot.threshold` applied
+entries and at a clean stop scm.db is flushed and the member hears `snapshot_taken`, purging its log per
 `ozone.scm.ha.ratis.log.purge.enabled` and `.gap`; a restart resumes after scm.db's #TRANSACTIONINFO
 (`latest_snapshot`). A follower the leader purged past fetches the leader's `/dbCheckpoint`, swaps it in
 as scm.db and reloads the core's views from it (`install_snapshot`).
@@ -437,7 +437,7 @@ class ScmRaft:
     # ------------------------------------------------------------------ the glue
     def observe(self, step_up: bool = True) -> None:
         """The member's role into the context: step-down, a leader learned, and with `step_up` the step-up
-        of a leader that applied its log (design 3.1, 3.2)."""
+        of a leader that applied its log (Ozone's notifyNotLeader, notifyLeaderReady)."""
         member = self._member
         if member is None or not member.running:
             return

@@ -1,9 +1,9 @@
 """SCMMetadataStore: the SCM's tables, with atomic batches across them.
 
 A lone SCM writes each batch to the backend at once (`StoreMode.DIRECT`). An SCM of an HA service
-(design 2.3) is either the leader, whose writes are *staged* (`STAGING`): each outermost batch, or bare
-write, closes one `Transaction` with the next epoch, held in an overlay that every read sees, until the
-Raft glue says its entry applied (`own_applied`) and it goes to the backend; or a follower (`FOLLOWER`),
+(`ozone.scm.service.ids`) is either the leader, whose writes are *staged* (`STAGING`): each outermost batch,
+or bare write, closes one `Transaction` with the next epoch, held in an overlay that every read sees, until
+the Raft glue says its entry applied (`own_applied`) and it goes to the backend; or a follower (`FOLLOWER`),
 whose store refuses the core's writes (SCM_NOT_LEADER) and takes the leader's records from the log
 (`apply_committed`).
 """
@@ -154,7 +154,8 @@ class SCMMetadataStore:
 
     def write_now(self, op: Op) -> None:
         """A write that lands (DIRECT) or closes its own transaction (STAGING) at once, even inside a
-        caller's batch: a sequence id batch is reserved before any id of it is handed out (design 2.4)."""
+        caller's batch: a sequence id batch is reserved before any id of it is handed out
+        (SequenceIdGenerator)."""
         self._check_writable()
         self._write([op])
 

@@ -1,4 +1,4 @@
-"""S7 end to end: a RATIS/THREE pipeline's members elect their leader, and SCM follows. One cluster of six
+"""End to end: a RATIS/THREE pipeline's members elect their leader, and SCM follows. One cluster of six
 datanodes (four RATIS/THREE pipelines), short timeouts: elections 1 s (FAST), the slowness and no-leader
 timeouts 5 s; datanodes go STALE only after 60 s, so a pipeline that closes here closes on its leader's
 slowness action, not on SCM's stale-node handler. The cases run in this order, each leaving every datanode
@@ -17,7 +17,7 @@ running:
     key the client acknowledged reads back byte-identical, SCM closes the pipeline on the new leader's
     slowness action for the dead one, and the pipeline's containers close or quasi-close.
 
-(A writer that follows the named leader in the same pipeline is S8: test_e2e_write_leader_failover.py.)
+(A writer that follows the named leader in the same pipeline: test_e2e_write_leader_failover.py.)
 """
 
 from __future__ import annotations

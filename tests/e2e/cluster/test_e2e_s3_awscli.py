@@ -327,3 +327,28 @@ def test_object_lock_round_trip(aws: Aws, tmp_path: Path) -> None:
         "s3api", "put-bucket-versioning", *bucket, "--versioning-configuration", "Status=Suspended"
     )
     assert suspended.returncode != 0 and "InvalidBucketState" in suspended.stderr
+
+
+def test_object_acl_round_trip(aws: Aws, tmp_path: Path) -> None:
+    """Issue 33, item 5: `put-object-acl --acl public-read` where the bucket's ACLs are enabled, read back
+    by `get-object-acl`; under BucketOwnerEnforced (a new bucket's) it is AccessControlListNotSupported."""
+    body = tmp_path / "acl.txt"
+    body.write_bytes(b"acl")
+    aws.api("put-object", "--key", "acl.txt", "--body", str(body))
+    refused = aws.run(
+        "s3api", "put-object-acl", "--bucket", sc.BUCKET, "--key", "acl.txt", "--acl", "public-read"
+    )
+    assert refused.returncode != 0 and "AccessControlListNotSupported" in refused.stderr
+    controls = json.dumps({"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+    aws.api("put-bucket-ownership-controls", "--ownership-controls", controls)
+    aws.api("put-object-acl", "--key", "acl.txt", "--acl", "public-read")
+    grants = aws.api("get-object-acl", "--key", "acl.txt")["Grants"]
+    assert {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"},
+            "Permission": "READ"} in grants  # fmt: skip
+    aws.api("put-object-acl", "--key", "acl.txt", "--acl", "private")
+    assert [g["Permission"] for g in aws.api("get-object-acl", "--key", "acl.txt")["Grants"]] == [
+        "FULL_CONTROL"
+    ]
+    aws.api("delete-bucket-ownership-controls")
+    gone = aws.run("s3api", "get-bucket-ownership-controls", "--bucket", sc.BUCKET)
+    assert gone.returncode != 0 and "OwnershipControlsNotFoundError" in gone.stderr

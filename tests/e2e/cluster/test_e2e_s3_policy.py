@@ -216,17 +216,25 @@ def test_a_public_access_block_refuses_a_public_policy_and_restricts_a_kept_one(
 
 
 # ------------------------------------------------------------------ ownership controls
-def test_ownership_controls_are_bucket_owner_enforced(owner) -> None:  # type: ignore[no-untyped-def]
+def test_ownership_controls_are_kept_and_enforced(owner) -> None:  # type: ignore[no-untyped-def]
+    """A new bucket is BucketOwnerEnforced (ACLs disabled: bucket-owner-full-control accepted, public-read
+    AccessControlListNotSupported); ObjectWriter is kept; Delete leaves none (R34's F9)."""
     enforced = {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
     assert owner.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == enforced
-    owner.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=enforced)
-    writer = {"Rules": [{"ObjectOwnership": "ObjectWriter"}]}
-    assert refused(owner.put_bucket_ownership_controls, Bucket=BUCKET, OwnershipControls=writer) == (
-        501,
-        "NotImplemented",
-    )
-    assert refused(owner.delete_bucket_ownership_controls, Bucket=BUCKET) == (501, "NotImplemented")
     owner.put_object(Bucket=BUCKET, Key="owned", Body=b"x", ACL="bucket-owner-full-control")
+    assert refused(owner.put_object, Bucket=BUCKET, Key="owned", Body=b"x", ACL="public-read") == (
+        400,
+        "AccessControlListNotSupported",
+    )
     grants = owner.get_object_acl(Bucket=BUCKET, Key="owned")["Grants"]
     assert [g["Permission"] for g in grants] == ["FULL_CONTROL"]
+    writer = {"Rules": [{"ObjectOwnership": "ObjectWriter"}]}
+    owner.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=writer)
+    assert owner.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == writer
+    owner.delete_bucket_ownership_controls(Bucket=BUCKET)
+    assert refused(owner.get_bucket_ownership_controls, Bucket=BUCKET) == (
+        404,
+        "OwnershipControlsNotFoundError",
+    )
+    owner.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=enforced)
     owner.delete_object(Bucket=BUCKET, Key="owned")

@@ -1,4 +1,4 @@
-"""S8 end to end: a follower of a RATIS/THREE pipeline is killed (kill -9) while a key's first block is
+"""End to end: a follower of a RATIS/THREE pipeline is killed (kill -9) while a key's first block is
 being written (watch type ALL_COMMITTED): the leader answers the block's watches NOT_REPLICATED after its
 hdds.ratis.raft.server.watch.timeout, the client takes them as committed by the majority (Ozone's
 XceiverClientRatis "3 way commit failed"), the block completes in its pipeline and the key's next block is

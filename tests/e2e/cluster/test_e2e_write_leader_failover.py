@@ -1,4 +1,4 @@
-"""S8 end to end: a key written through a RATIS/THREE pipeline across two leader changes completes in one
+"""End to end: a key written through a RATIS/THREE pipeline across two leader changes completes in one
 block of that pipeline. The leader datanode is stopped (SIGSTOP) for longer than the election timeout (1 s,
 FAST): the other two elect a leader, which SCM reports, and the key's block is allocated with it and half
 written (acknowledged by a majority: hdds.ratis.client.request.watch.type MAJORITY_COMMITTED). The old

@@ -82,9 +82,11 @@ class Users:
             out.flush()
         return Result(code, out.buffer.getvalue().decode(errors="replace"), err.getvalue())  # type: ignore[attr-defined]
 
-    def s3(self, user: str, access_key: str, secret: str):  # type: ignore[no-untyped-def]
-        """boto3 for the user's S3 key pair; on a secure cluster over https with the user's certificate."""
+    def s3(self, user: str, access_key: str | None, secret: str | None):  # type: ignore[no-untyped-def]
+        """boto3 for the user's S3 key pair (None: unsigned, anonymous); on a secure cluster over https with
+        the user's certificate."""
         import boto3
+        from botocore import UNSIGNED
 
         tls: dict[str, object] = {}
         verify: str | None = None
@@ -93,8 +95,9 @@ class Users:
             site = read_site_xml(self.conf_dir(user) / SITE_FILE)
             cert, key, verify = (site[k] for k in CLIENT_KEYS)
             tls, scheme = {"client_cert": (cert, key)}, "https"
+        signature = "s3v4" if access_key is not None else UNSIGNED
         config = Config(
-            s3={"addressing_style": "path"}, signature_version="s3v4", retries={"max_attempts": 1}, **tls
+            s3={"addressing_style": "path"}, signature_version=signature, retries={"max_attempts": 1}, **tls
         )
         return boto3.client(
             "s3",
@@ -635,3 +638,102 @@ def test_s3_bucket_policies_over_ozone_acls(users: Users) -> None:
     alice.delete_bucket_policy(Bucket="album")
     assert code(bob.get_object, Bucket="album", Key="photo") == "AccessDenied"
     assert users.http("GET", "/album/photo", {})[0] == 403
+
+
+def test_s3_acls_are_ozones_acls(users: Users) -> None:
+    """Issue 33, item 5: S3 ACLs are OM's native ACLs. A PutBucketAcl grant shows in `bucket getacl`, a
+    native `addacl` in GetBucketAcl, and OM decides by them: bob reads what a grant gives him and nothing
+    else; an object's public-read is WORLD READ, which lets every signed user read it. Amazon's refusals
+    hold (MalformedACLError, AccessControlListNotSupported under BucketOwnerEnforced, AccessDenied for a
+    user without WRITE_ACP). An unsigned GET reads the public-read object (OM's anonymous caller: the
+    key's WORLD entry alone decides) and nothing else; a public-read bucket is listed."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob, carol = s3_client(users, "alice"), s3_client(users, "bob"), s3_client(users, "carol")
+    alice.create_bucket(Bucket="gallery", ObjectOwnership="ObjectWriter")
+    alice.put_object(Bucket="gallery", Key="private.jpg", Body=b"mine")
+    alice.put_object(Bucket="gallery", Key="public.jpg", Body=b"ours", ACL="public-read")
+    for attempt in (
+        lambda: bob.list_objects_v2(Bucket="gallery"),
+        lambda: bob.get_object(
+            Bucket="gallery", Key="public.jpg"
+        ),  # WORLD READ on the key, none on the bucket
+        lambda: bob.get_bucket_acl(Bucket="gallery"),
+        lambda: bob.put_bucket_acl(Bucket="gallery", ACL="public-read"),
+    ):
+        with pytest.raises(ClientError) as error:
+            attempt()
+        assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_bucket_acl(Bucket="gallery", GrantRead='id="bob"', GrantFullControl='id="alice"')
+    acls = users.ok("alice", "bucket", "getacl", "/s3v/gallery").json()
+    assert {"type": "USER", "name": "bob", "aclScope": "ACCESS", "aclList": ["READ", "LIST"]} in acls
+    assert [o["Key"] for o in bob.list_objects_v2(Bucket="gallery")["Contents"]] == [
+        "private.jpg",
+        "public.jpg",
+    ]
+    assert bob.get_object(Bucket="gallery", Key="public.jpg")["Body"].read() == b"ours"
+    with pytest.raises(ClientError) as error:
+        bob.get_object(Bucket="gallery", Key="private.jpg")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    key_acls = users.ok("alice", "key", "getacl", "/s3v/gallery/public.jpg").json()
+    assert {"type": "WORLD", "name": "WORLD", "aclScope": "ACCESS", "aclList": ["READ"]} in key_acls
+    users.ok("alice", "bucket", "addacl", "-a", "user:carol:r", "/s3v/gallery")
+    grants = [
+        (g["Grantee"].get("ID"), g["Permission"]) for g in alice.get_bucket_acl(Bucket="gallery")["Grants"]
+    ]
+    assert (
+        ("carol", "READ") in grants and ("bob", "READ") in grants and grants[0] == ("alice", "FULL_CONTROL")
+    )
+    alice.put_object_acl(Bucket="gallery", Key="private.jpg", GrantRead='id="carol"')
+    assert carol.get_object(Bucket="gallery", Key="private.jpg")["Body"].read() == b"mine"
+    status, _, body = users.http("GET", "/gallery/public.jpg", {})  # unsigned: OM's anonymous caller
+    assert (status, body) == (200, b"ours")  # WORLD READ on the key alone, as Amazon's public-read object
+    assert users.http("HEAD", "/gallery/public.jpg", {})[0] == 200
+    assert users.http("GET", "/gallery/private.jpg", {})[0] == 403
+    assert users.http("GET", "/gallery/missing.jpg", {})[0] == 403
+    assert users.http("GET", "/gallery?list-type=2", {})[0] == 403
+    assert users.http("PUT", "/gallery/public.jpg", {}, b"theirs")[0] == 403
+    assert users.http("DELETE", "/gallery/public.jpg", {})[0] == 403
+    anonymous = users.s3("alice", None, None)  # botocore's UNSIGNED client (alice's certificate for TLS)
+    assert anonymous.get_object(Bucket="gallery", Key="public.jpg")["Body"].read() == b"ours"
+    with pytest.raises(ClientError) as error:
+        anonymous.get_object(Bucket="gallery", Key="private.jpg")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    alice.put_bucket_acl(Bucket="gallery", ACL="public-read")
+    status, _, body = users.http("GET", "/gallery?list-type=2", {})
+    assert status == 200 and b"<Key>private.jpg</Key>" in body
+    assert users.http("GET", "/gallery/private.jpg", {})[0] == 403
+    no_id = {"Grantee": {"Type": "CanonicalUser"}, "Permission": "READ"}
+    with pytest.raises(ClientError) as error:
+        alice.put_bucket_acl(
+            Bucket="gallery", AccessControlPolicy={"Owner": {"ID": "alice"}, "Grants": [no_id]}
+        )
+    assert error.value.response["Error"]["Code"] == "MalformedACLError"
+    alice.create_bucket(Bucket="enforced")
+    with pytest.raises(ClientError) as error:
+        alice.put_object(Bucket="enforced", Key="k", Body=b"", ACL="public-read")
+    assert error.value.response["Error"]["Code"] == "AccessControlListNotSupported"
+
+
+def test_s3_bucket_configuration_by_policy_and_by_administrators(users: Users) -> None:
+    """R34's F10: a bucket policy's Allow of s3:PutBucketCORS to bob is honoured (he acts as the owner in OM,
+    which checks the owner); its Allow of s3:GetBucketPolicy is not (the owner's account's alone). R34's F8:
+    an administrator reads and removes another user's policy through the gateway, as OM lets them."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="configured")
+    grant = {"Effect": "Allow", "Principal": {"AWS": "bob"}, "Resource": "arn:aws:s3:::configured",
+             "Action": ["s3:PutBucketCORS", "s3:GetBucketCORS", "s3:GetBucketPolicy"]}  # fmt: skip
+    document = json.dumps({"Version": "2012-10-17", "Statement": [grant]})
+    alice.put_bucket_policy(Bucket="configured", Policy=document)
+    rules = {"CORSRules": [{"AllowedOrigins": ["https://site.example"], "AllowedMethods": ["GET"]}]}
+    bob.put_bucket_cors(Bucket="configured", CORSConfiguration=rules)
+    assert alice.get_bucket_cors(Bucket="configured")["CORSRules"] == rules["CORSRules"]
+    with pytest.raises(ClientError) as error:
+        bob.get_bucket_policy(Bucket="configured")
+    assert error.value.response["Error"]["Code"] == "AccessDenied"
+    admin = s3_client(users, users.admin)
+    assert json.loads(admin.get_bucket_policy(Bucket="configured")["Policy"]) == json.loads(document)
+    admin.delete_bucket_policy(Bucket="configured")
+    with pytest.raises(ClientError) as error:
+        alice.get_bucket_policy(Bucket="configured")
+    assert error.value.response["Error"]["Code"] == "NoSuchBucketPolicy"

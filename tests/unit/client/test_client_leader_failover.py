@@ -1,4 +1,4 @@
-"""S8: a block follows its pipeline's new leader. A NOT_LEADER naming another member of the pipeline (Ratis's
+"""A block follows its pipeline's new leader. A NOT_LEADER naming another member of the pipeline (Ratis's
 NotLeaderException with its suggested leader) sends the block's unanswered requests and its watches there,
 in order, and the key completes in the same block and pipeline (Ozone's XceiverClientRatis). A NOT_LEADER
 naming none (the leader stepped down) or an unreachable leader sends them to the next member in turn, until

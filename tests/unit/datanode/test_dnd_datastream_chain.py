@@ -234,7 +234,7 @@ async def _has_block(dn: Datanode) -> bool:
 
 @async_test
 async def test_a_follower_committing_what_the_leader_refused_has_failed(tmp_path: Path) -> None:
-    """Issue 28 (dn3 defect 3), issue 30 (S6): members that hold different bytes (each streamed alone,
+    """Issue 28 (dn3 defect 3), issue 30: members that hold different bytes (each streamed alone,
     which only a plaintext cluster allows) took a putBlock differently, and on the Raft core no leader
     judges its followers' applies: a follower committed what its leader did not hold. The putBlock's entry
     carries the chunks the leader holds (their lengths and checksums, checked on the leader before it

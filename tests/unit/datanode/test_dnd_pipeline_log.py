@@ -288,7 +288,7 @@ async def test_a_follower_whose_replica_went_unhealthy_keeps_the_pipeline_and_la
     """CONTAINER_UNHEALTHY is a refusal every member could reach (protocol.ratis.DETERMINISTIC): the member
     whose replica went unhealthy commits the entry (its log holds it) and applies it as a refusal, so the
     pipeline goes on; its replica, UNHEALTHY, lacks the block and SCM replaces it from the healthy ones
-    (design section 1, "Apply failure"; Ozone would close the pipeline instead)."""
+    (docs/write-pipeline.md, "Failures close the pipeline through SCM"; Ozone would close it instead)."""
     async with three_datanodes(tmp_path) as cluster:
         dns, scms = cluster.dns, cluster.scms
         _ok(await _send(dns[0], _requests(1, b"f" * 1000, 1000)))

@@ -255,7 +255,7 @@ def _parsed_data(raw: bytes) -> list[dict[int, bytes]]:
 
 
 def test_an_appends_data_are_views_of_the_bytes_it_came_in() -> None:
-    """S6 CPU (issue 30): a follower takes each entry's data in place, a view of the call's bytes: protobuf
+    """No copy (issue 30): a follower takes each entry's data in place, a view of the call's bytes: protobuf
     parses the batch without the data (it would copy each chunk into the message, then out of it)."""
     raw = _data_batch([5, 0, 4 << 20, 300])
     tracemalloc.start()

@@ -1,4 +1,4 @@
-"""What the core hands its state machine and how it hears back (issue 30, design S1): calls announced with
+"""What the core hands its state machine and how it hears back (issue 30): calls announced with
 their index before their entry is written, so the shell can file their state machine data; calls without a
 client id bypass the retry cache; results reported in any order, each answering its own call, with reads and
 snapshots waiting for the gap-free applied prefix."""

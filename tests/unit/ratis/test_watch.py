@@ -1,4 +1,4 @@
-"""Followers' commit indexes and watches (issue 30, design S2; Ratis's followerCommit, WatchRequests and
+"""Followers' commit indexes and watches (issue 30; Ratis's followerCommit, WatchRequests and
 ReplicationLevel MAJORITY_COMMITTED / ALL_COMMITTED, as Ozone's XceiverClientRatis.watchForCommit uses them),
 and `push_commit`: the leader tells its followers a new commit index at once."""
 

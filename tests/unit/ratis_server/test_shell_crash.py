@@ -421,7 +421,7 @@ def test_killed_leader_and_follower_lose_no_acknowledged_write(tmp_path: Path) -
 
 
 def test_killed_members_with_state_machine_data_restart_and_catch_up_with_equal_data(tmp_path: Path) -> None:
-    """Design S4: the same kill -9 rounds with each write carrying 16 KB of state machine data: every
+    """State machine data: the same kill -9 rounds with each write carrying 16 KB of state machine data: every
     member, restarted ones included (their data read back from the leader when it no longer caches it),
     applies the same keys, each with the data its write carried."""
     _crash_rounds(tmp_path, rounds=2, data=True)

@@ -1,6 +1,7 @@
-"""Groups whose entries carry state machine data (design S4: `DataStateMachine`, the leader's `DataCache`,
-`write_data` gating the acknowledgement, `read_data` for evicted entries, async apply, watches), three
-in-process members on real connections: what Ozone's ContainerStateMachine relies on from Ratis."""
+"""Groups whose entries carry state machine data (docs/architecture.md "The Raft shell": `DataStateMachine`,
+the leader's `DataCache`, `write_data` gating the acknowledgement, `read_data` for evicted entries, async
+apply, watches), three in-process members on real connections: what Ozone's ContainerStateMachine relies on
+from Ratis."""
 
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ def run(scenario: object, timeout_s: float = 90) -> None:
 def test_a_follower_acknowledges_an_entry_only_after_its_write_data() -> None:
     """Both followers received the entry, but their `write_data` waits: its record is not written to their
     logs (it follows its data), so no acknowledgement can leave them and the leader does not commit it
-    (data-loss path 1 of the design); once one follower's write finishes, the entry commits and the caller
-    hears its result."""
+    (acknowledged first, a power loss could leave it committed without its data); once one follower's write
+    finishes, the entry commits and the caller hears its result."""
 
     async def scenario() -> None:
         async with data_groups() as groups:
@@ -186,10 +187,10 @@ def test_a_killed_member_restarts_and_catches_up_with_equal_data() -> None:
 def test_an_entrys_data_goes_to_every_follower_and_to_write_data_uncopied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Design risk 2: the entry's head is serialized once (`DataCache`), and each follower's append carries
-    those same pieces, not a copy built for it. S6 CPU (issue 30): the shells copy no data: the leader's
-    append piece and its `write_data` get views of the bytes `submit` was given, a follower's `write_data`
-    a view of the bytes of the call its append came in."""
+    """No copy per follower: the entry's head is serialized once (`DataCache`), and each follower's append
+    carries those same pieces, not a copy built for it. No copy at all (issue 30): the shells copy no data:
+    the leader's append piece and its `write_data` get views of the bytes `submit` was given, a follower's
+    `write_data` a view of the bytes of the call its append came in."""
     carried: dict[RaftPeerId, list[tuple[int, object]]] = {}
     real = transport.append_message_pieces
 

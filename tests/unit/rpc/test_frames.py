@@ -120,7 +120,7 @@ def test_a_large_frame_arriving_in_small_reads_is_decoded_in_linear_time() -> No
 
 
 def test_a_large_body_arriving_in_reads_is_copied_once() -> None:
-    """S6 CPU (issue 30): a 4 MiB chunk's frame, read in 64 KiB pieces, is decoded with one copy of its
+    """Fewer copies (issue 30): a 4 MiB chunk's frame, read in 64 KiB pieces, is decoded with one copy of its
     body (the pieces joined), not three (appended to a buffer, the buffer copied to bytes, the body sliced
     out of those): the memory the decode allocates at its peak is one body, not three."""
     body = os.urandom(4 << 20)

@@ -43,7 +43,7 @@ def _answer_without_body(gateway: GatewayOnThread, method: str, target: str, ext
         ("PUT", f"/{BUCKET}/copy", {"x-amz-copy-source": f"/{BUCKET}/source"}, b"200"),
         ("DELETE", f"/{BUCKET}/copy", {}, b"204"),
         ("GET", f"/{BUCKET}/source", {"If-None-Match": "*"}, b"304"),
-        ("PUT", f"/{BUCKET}/k", {"x-amz-server-side-encryption": "AES256"}, b"501"),
+        ("PUT", f"/{BUCKET}/k", {"x-amz-server-side-encryption": "aws:kms"}, b"501"),
     ],
 )
 def test_an_unread_body_ends_the_connection_whatever_the_status(

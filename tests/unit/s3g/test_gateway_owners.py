@@ -132,8 +132,10 @@ def test_the_owner_shown_is_the_buckets_whoever_lists(alice, bob) -> None:  # ty
         "alice"
     }
     assert {o["Owner"]["ID"] for o in bob.list_objects(Bucket=BUCKET)["Contents"]} == {"alice"}
-    assert bob.get_bucket_acl(Bucket=BUCKET)["Owner"]["ID"] == "alice"
-    assert bob.get_object_acl(Bucket=BUCKET, Key="k")["Owner"]["ID"] == "alice"
+    assert alice.get_bucket_acl(Bucket=BUCKET)["Owner"]["ID"] == "alice"
+    assert alice.get_object_acl(Bucket=BUCKET, Key="k")["Owner"]["ID"] == "alice"
+    assert refused(bob.get_bucket_acl, Bucket=BUCKET) == (403, "AccessDenied")  # READ_ACP: the owner's
+    assert refused(bob.get_object_acl, Bucket=BUCKET, Key="k") == (403, "AccessDenied")
     upload_id = alice.create_multipart_upload(Bucket=BUCKET, Key="up")["UploadId"]
     [upload] = bob.list_multipart_uploads(Bucket=BUCKET)["Uploads"]
     parts = bob.list_parts(Bucket=BUCKET, Key="up", UploadId=upload_id)

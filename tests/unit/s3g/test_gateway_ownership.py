@@ -1,7 +1,7 @@
 """Object ownership controls through the gateway (issue 33, item 5), from Amazon's
-Put/Get/DeleteBucketOwnershipControls reference: every bucket is BucketOwnerEnforced, which Get shows
-and Put of accepts; what would change it is NotImplemented; a malformed document is MalformedXML; the
-owner's alone. The canned ACL bucket-owner-full-control is what every object is, so it is accepted."""
+Put/Get/DeleteBucketOwnershipControls and CreateBucket references: a new bucket is BucketOwnerEnforced;
+each of Amazon's values is kept; Delete leaves none; a malformed document is MalformedXML; the owner's
+alone. BucketOwnerEnforced disables ACLs: AccessControlListNotSupported for any but the owner's."""
 
 from __future__ import annotations
 
@@ -32,23 +32,47 @@ def alice(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
     return client
 
 
-def test_every_bucket_is_bucket_owner_enforced(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_bucket_is_bucket_owner_enforced_and_each_value_is_kept(
+    gateway: GatewayOnThread, alice
+) -> None:  # type: ignore[no-untyped-def]
     assert alice.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == ENFORCED
-    alice.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=ENFORCED)
-    for other in ("BucketOwnerPreferred", "ObjectWriter"):
-        controls = {"Rules": [{"ObjectOwnership": other}]}
-        assert refused(alice.put_bucket_ownership_controls, Bucket=BUCKET, OwnershipControls=controls) == (
-            501,
-            "NotImplemented",
-        )
-    assert refused(alice.delete_bucket_ownership_controls, Bucket=BUCKET) == (501, "NotImplemented")
-    assert alice.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == ENFORCED
+    for value in ("BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"):
+        controls = {"Rules": [{"ObjectOwnership": value}]}
+        alice.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=controls)
+        assert alice.get_bucket_ownership_controls(Bucket=BUCKET)["OwnershipControls"] == controls
     bob = gateway.boto3("bob")
     assert refused(bob.get_bucket_ownership_controls, Bucket=BUCKET) == (403, "AccessDenied")
     assert refused(bob.put_bucket_ownership_controls, Bucket=BUCKET, OwnershipControls=ENFORCED) == (
         403,
         "AccessDenied",
     )
+    assert refused(bob.delete_bucket_ownership_controls, Bucket=BUCKET) == (403, "AccessDenied")
+
+
+def test_delete_leaves_no_controls(alice) -> None:  # type: ignore[no-untyped-def]
+    """R34's F9: DeleteBucketOwnershipControls works (Terraform's destroy), Get then answers
+    OwnershipControlsNotFoundError, and a second Delete is 204 too."""
+    alice.create_bucket(Bucket="own-del")
+    alice.delete_bucket_ownership_controls(Bucket="own-del")
+    assert refused(alice.get_bucket_ownership_controls, Bucket="own-del") == (
+        404,
+        "OwnershipControlsNotFoundError",
+    )
+    alice.delete_bucket_ownership_controls(Bucket="own-del")
+    alice.put_bucket_ownership_controls(Bucket="own-del", OwnershipControls=ENFORCED)
+    assert alice.get_bucket_ownership_controls(Bucket="own-del")["OwnershipControls"] == ENFORCED
+
+
+def test_create_bucket_takes_object_ownership(alice) -> None:  # type: ignore[no-untyped-def]
+    alice.create_bucket(Bucket="own-writer", ObjectOwnership="ObjectWriter")
+    assert alice.get_bucket_ownership_controls(Bucket="own-writer")["OwnershipControls"] == {
+        "Rules": [{"ObjectOwnership": "ObjectWriter"}]
+    }
+    assert refused(alice.create_bucket, Bucket="own-bad", ObjectOwnership="Anyone") == (
+        400,
+        "InvalidArgument",
+    )
+    assert refused(alice.head_bucket, Bucket="own-bad") == (404, "404")
 
 
 @pytest.mark.parametrize(
@@ -68,13 +92,26 @@ def test_a_malformed_document_is_malformed_xml(gateway: GatewayOnThread, alice, 
 
 
 def test_bucket_owner_full_control_is_accepted_where_private_is(alice) -> None:  # type: ignore[no-untyped-def]
+    alice.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=ENFORCED)
     alice.put_object(Bucket=BUCKET, Key="k", Body=b"", ACL="bucket-owner-full-control")
     alice.put_object_acl(Bucket=BUCKET, Key="k", ACL="bucket-owner-full-control")
     alice.put_bucket_acl(Bucket=BUCKET, ACL="bucket-owner-full-control")
-    assert refused(alice.put_object, Bucket=BUCKET, Key="k", Body=b"", ACL="bucket-owner-read") == (
-        501,
-        "NotImplemented",
-    )
+
+
+def test_acls_disabled_refuse_every_other_acl(alice) -> None:  # type: ignore[no-untyped-def]
+    """BucketOwnerEnforced: "requests to set ACLs or update ACLs fail and return the
+    AccessControlListNotSupported error code" (400), whatever the ACL is."""
+    alice.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=ENFORCED)
+    alice.put_object(Bucket=BUCKET, Key="k", Body=b"")
+    unsupported = (400, "AccessControlListNotSupported")
+    assert refused(alice.put_object, Bucket=BUCKET, Key="k", Body=b"", ACL="bucket-owner-read") == unsupported
+    assert refused(alice.put_object, Bucket=BUCKET, Key="k", Body=b"", GrantRead="id=bob") == unsupported
+    assert refused(alice.put_object_acl, Bucket=BUCKET, Key="k", ACL="public-read") == unsupported
+    assert refused(alice.put_bucket_acl, Bucket=BUCKET, ACL="public-read") == unsupported
+    assert refused(alice.create_multipart_upload, Bucket=BUCKET, Key="m", ACL="public-read") == unsupported
+    grant = {"Grantee": {"Type": "CanonicalUser", "ID": "bob"}, "Permission": "READ"}
+    policy = {"Owner": {"ID": "alice"}, "Grants": [grant]}
+    assert refused(alice.put_bucket_acl, Bucket=BUCKET, AccessControlPolicy=policy) == unsupported
 
 
 def test_every_operation_has_its_policy_action() -> None:

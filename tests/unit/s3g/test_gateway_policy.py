@@ -338,8 +338,8 @@ def test_restrict_public_buckets_grants_anonymous_requests_nothing(
 
 def test_block_public_acls_refuses_a_public_acl_as_access_denied(blocked) -> None:  # type: ignore[no-untyped-def]
     assert refused(blocked.put_object, Bucket=BUCKET, Key="k", Body=b"", ACL="public-read") == (
-        501,
-        "NotImplemented",
+        400,
+        "AccessControlListNotSupported",  # a new bucket's ACLs are disabled (BucketOwnerEnforced)
     )
     blocked.put_public_access_block(Bucket=BUCKET, PublicAccessBlockConfiguration=ALL_BLOCKED)
     for acl in ("public-read", "public-read-write", "authenticated-read"):

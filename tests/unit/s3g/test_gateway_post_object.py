@@ -279,8 +279,31 @@ def test_anonymous_sigv2_tokens_and_bad_bodies_are_refused(gateway: GatewayOnThr
 
 
 def test_unimplemented_fields_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
-    for fields in ({"acl": "public-read"}, {"x-amz-server-side-encryption": "AES256"}):
+    for fields in ({"acl": "aws-exec-read"}, {"x-amz-server-side-encryption": "AES256"}):
         assert post(gateway, presigned(s3, "k", fields, [fields]))[0] == 501
+
+
+def test_the_acl_field(gateway: GatewayOnThread, s3: Any) -> None:
+    """Issue 33, item 5: the form's canned ACL is the key's where the bucket's ACLs apply;
+    AccessControlListNotSupported where they are disabled (a new bucket's BucketOwnerEnforced), nothing
+    stored; a name that is no canned ACL InvalidArgument."""
+    public = {"acl": "public-read"}
+    status, _, body = post(gateway, presigned(s3, "acl.txt", public, [public]))
+    assert (status, error(body)[0]) == (400, "AccessControlListNotSupported")
+    assert post(gateway, presigned(s3, "acl.txt", {"acl": "private"}, [{"acl": "private"}]))[0] == 204
+    writer = {"Rules": [{"ObjectOwnership": "ObjectWriter"}]}
+    s3.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=writer)
+    try:
+        assert post(gateway, presigned(s3, "acl.txt", public, [public]))[0] == 204
+        grants = s3.get_object_acl(Bucket=BUCKET, Key="acl.txt")["Grants"]
+        everyone = "http://acs.amazonaws.com/groups/global/AllUsers"
+        assert {"Grantee": {"Type": "Group", "URI": everyone}, "Permission": "READ"} in grants
+        bad = {"acl": "public"}
+        status, _, body = post(gateway, presigned(s3, "bad.txt", bad, [bad]))
+        assert (status, error(body)[0]) == (400, "InvalidArgument")
+    finally:
+        enforced = {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+        s3.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=enforced)
 
 
 def test_a_key_too_long_and_a_repeated_field_are_refused(gateway: GatewayOnThread, s3: Any) -> None:

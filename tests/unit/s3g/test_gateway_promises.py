@@ -57,13 +57,6 @@ def test_object_lock_on_writes_is_a_bucket_without_object_lock(s3, lock: dict[st
     assert "locked" not in keys(s3)
     assert s3.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []
 
-
-def test_another_ownership_is_not_implemented(s3) -> None:  # type: ignore[no-untyped-def]
-    for ownership in ("ObjectWriter", "BucketOwnerPreferred"):
-        assert refused(s3.create_bucket, Bucket="worm", ObjectOwnership=ownership)[:2] == (
-            501,
-            "NotImplemented",
-        )
     assert "worm" not in buckets(s3)
     s3.create_bucket(
         Bucket="enforced", ObjectOwnership="BucketOwnerEnforced", ObjectLockEnabledForBucket=False

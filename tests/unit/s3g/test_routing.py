@@ -85,6 +85,9 @@ def test_query_keeps_blank_subresources() -> None:
         ("DELETE", "/b?policy", {}, Operation.DELETE_BUCKET_POLICY),
         ("GET", "/b?policyStatus", {}, Operation.GET_BUCKET_POLICY_STATUS),
         ("GET", "/b?publicAccessBlock", {}, Operation.GET_PUBLIC_ACCESS_BLOCK),
+        ("GET", "/b?encryption", {}, Operation.GET_BUCKET_ENCRYPTION),
+        ("PUT", "/b?encryption", {}, Operation.PUT_BUCKET_ENCRYPTION),
+        ("DELETE", "/b?encryption", {}, Operation.DELETE_BUCKET_ENCRYPTION),
         ("PUT", "/b?publicAccessBlock", {}, Operation.PUT_PUBLIC_ACCESS_BLOCK),
         ("DELETE", "/b?publicAccessBlock", {}, Operation.DELETE_PUBLIC_ACCESS_BLOCK),
         ("GET", "/b?ownershipControls", {}, Operation.GET_BUCKET_OWNERSHIP_CONTROLS),
@@ -109,7 +112,8 @@ def test_operation(method: str, path: str, headers: dict[str, str], expected: Op
         ("POST", "/b/k", S3ErrorCode.MethodNotAllowed),
         ("GET", "/b?website", S3ErrorCode.NotImplemented),
         ("DELETE", "/b/k?acl", S3ErrorCode.MethodNotAllowed),
-        ("PUT", "/b?encryption", S3ErrorCode.NotImplemented),
+        ("PUT", "/b?website", S3ErrorCode.NotImplemented),
+        ("GET", "/b/k?encryption", S3ErrorCode.NotImplemented),  # a bucket's subresource only
         ("GET", "/b?retention", S3ErrorCode.NotImplemented),  # an object's subresource only
         ("PUT", "/b?legal-hold", S3ErrorCode.NotImplemented),
         ("GET", "/b/k?object-lock", S3ErrorCode.NotImplemented),  # a bucket's subresource only
@@ -138,7 +142,6 @@ def test_unsupported_requests_get_s3_codes(method: str, path: str, code: S3Error
 @pytest.mark.parametrize(
     ("path", "op"),
     [("/b/k?versionId=null&tagging", Operation.GET_OBJECT_TAGGING),
-     ("/b/k?versionId=abc&acl", Operation.GET_OBJECT_ACL),
      ("/b/k?versionId=abc&uploadId=u&partNumber=1", Operation.UPLOAD_PART)],
 )  # fmt: skip
 def test_a_version_id_on_an_operation_without_versions_is_not_implemented(path: str, op: Operation) -> None:

@@ -10,7 +10,7 @@ C: CLOSED with no keys and no replicas (allocated, never written) -> only report
    reported MISSING further down the chain; there is nothing to delete.
 The usual delete limit does not apply: empty replicas cost the datanode next to nothing.
 The state change is staged before the DeleteContainer commands are queued, so that in an HA service the
-command barrier holds them until the DELETING record commits (design 2.3; review R17 D2).
+command barrier (scm/node/commands.py) holds them until the DELETING record commits (review R17 D2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The harness of the ContainerStateMachine tests (issue 30, design step S5): three members over three
+"""The harness of the ContainerStateMachine tests (issue 30): three members over three
 temporary datanodes are fed the same committed log, as the Raft shell feeds them: `write_data` for each
 entry that carries data (at append), then `apply_async` in log order (after commit). Each member may run
 its data stages at another point of its applies (`Feed`): every healthy member must still answer every

@@ -135,8 +135,8 @@ def test_a_checksum_mismatch_is_refused_alike_and_the_pipeline_stays_healthy(mem
 
 
 def test_a_data_stage_over_bytes_an_earlier_entry_commits_is_refused_alike(members: list[Member]) -> None:
-    """Design section 2.4 says content-determined refusals are the same on every member and the commit
-    stage re-decides the state's; not enough on its own: a data stage runs at append, before the entries
+    """A refusal decided by the request's content is the same on every member, and the commit stage
+    decides the state's again; not enough on its own: a data stage runs at append, before the entries
     ahead of it are applied, and a write over bytes an earlier, not yet applied putBlock commits (a client
     sending a putSmallFile, or a writeChunk of other bytes, into a block whose putBlock it has not had the
     answer for) would change what that putBlock verifies on the members whose data stage ran first only:

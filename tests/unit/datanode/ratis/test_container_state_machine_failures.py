@@ -105,10 +105,11 @@ def test_a_put_block_over_bytes_this_member_wrote_and_lost_fails_the_pipeline(
 def test_an_apply_that_raises_fails_the_member_and_is_not_applied(
     members: list[Member], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R16 D1, generally (design 2.2.3: an exception result is an apply failure): an exception out of the
-    state machine's own apply steps fails the member for its group and answers CONTAINER_INTERNAL_ERROR;
-    the applied point (and so a snapshot) stays before that entry, which the shell would otherwise have
-    recorded as a result, the member healthy and its applied index past an entry it never applied."""
+    """R16 D1, generally (an exception result is an apply failure, never an entry applied): an exception out
+    of the state machine's own apply steps fails the member for its group and answers
+    CONTAINER_INTERNAL_ERROR; the applied point (and so a snapshot) stays before that entry, which the shell
+    would otherwise have recorded as a result, the member healthy and its applied index past an entry it never
+    applied."""
     member = members[0]
     data = payload(1, 100)
     writes = [write(CID, 1, chunk("1_chunk_0", 0, data), data)]

@@ -1,6 +1,6 @@
-"""ContainerStateMachine, idempotence (design section 1): every logged container op applied again, at its
-index (a replay after a restart) or at a new one (a client's retry after a leader change), changes
-nothing. Harness: csm_helpers.py."""
+"""ContainerStateMachine, idempotence (docs/write-pipeline.md "V1: the pipeline log on the Raft core"):
+every logged container op applied again, at its index (a replay after a restart) or at a new one (a client's
+retry after a leader change), changes nothing. Harness: csm_helpers.py."""
 
 from __future__ import annotations
 

@@ -129,7 +129,7 @@ def test_restart_checks_fail_the_pipeline(members: list[Member]) -> None:
 def test_a_replayed_put_block_whose_bytes_were_lost_fails_the_pipeline(
     members: list[Member], executor: ThreadPoolExecutor
 ) -> None:
-    """Design section 4, data-loss path 1 says a power loss after a follower's ack can lose its bytes and
+    """A power loss after a follower's ack can lose its bytes (chunk writes are not synced) and
     its replay then fails the putBlock (UNABLE_TO_FIND_CHUNK/CHECKSUM_MISMATCH) and closes the pipeline; by
     the apply rule alone it would not: both are refusals every member may reach alike (a client's putBlock
     naming bytes it did not write), so the member would stay, quietly without a block the others committed.

@@ -1,7 +1,7 @@
-"""ContainerStateMachine under the Raft shell (issue 30, design S5): three in-process members of one pipeline,
+"""ContainerStateMachine under the Raft shell (issue 30): three in-process members of one pipeline,
 each a RaftMember on its own RaftDivisions port over a temporary datanode's storage, written through the
-leader's `submit(payload, data=)` as the datanode's routing will write (S6): every member closes at one
-BCSID, a follower that was down catches up with the chunk data the leader reads back (`read_data`), and a
+leader's `submit(payload, data=)` as the datanode's routing writes (`PipelineGroups`): every member closes at
+one BCSID, a follower that was down catches up with the chunk data the leader reads back (`read_data`), and a
 follower whose data write fails reports the pipeline failed while the others go on at majority."""
 
 from __future__ import annotations

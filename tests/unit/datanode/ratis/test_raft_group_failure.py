@@ -105,7 +105,7 @@ def test_a_member_whose_raft_log_is_gone_at_restart_does_not_rejoin_as_a_blank_v
 
 
 def test_a_leader_change_reports_the_pipeline_at_once_with_the_elected_role(tmp_path: Path) -> None:
-    """S7 (Ozone's handleLeaderChangedNotification → sendPipelineReport): when the leader stops, each
+    """Issue 30 (Ozone's handleLeaderChangedNotification → sendPipelineReport): when the leader stops, each
     healthy member hears of the change (the daemon then sends its pipeline report at once) and its report
     carries its elected role: exactly the new leader reports itself leader, though SCM suggested the old
     one."""

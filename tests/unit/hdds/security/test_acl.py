@@ -259,3 +259,25 @@ def test_volumes_and_buckets() -> None:
     assert check_access(BOB, ACLType.DELETE, bucket) is not None
     with pytest.raises(ValueError, match="needs its bucket"):
         Target(ResourceType.KEY, "vol", VOL, "b", None, "k")
+
+
+# ---------------------------------------------------------------------- the S3 gateway's anonymous caller
+def test_an_anonymous_caller_reads_only_what_the_objects_own_world_entry_grants() -> None:
+    """Issue 33, item 5: S3's AllUsers READ on an object lets an unsigned request read it whatever its
+    bucket and volume grant (Amazon's public-read object in a private bucket); nothing else does."""
+    from pyozone.hdds.security.acl import ANONYMOUS_CALLER
+
+    public_key = with_acl(KEY, "world::r")
+    assert check_access(ANONYMOUS_CALLER, ACLType.READ, key_target(key=public_key)) is None
+    assert check_access(ANONYMOUS_CALLER, ACLType.READ, key_target()) is not None
+    assert (
+        check_access(ANONYMOUS_CALLER, ACLType.WRITE, key_target(key=with_acl(KEY, "world::a"))) is not None
+    )
+    assert check_access(ANONYMOUS_CALLER, ACLType.READ, key_target(key=None)) is not None  # no such key
+    named = with_acl(KEY, "user:@anonymous:r", "group:staff:r", "ip:0.0.0.0:r")
+    assert check_access(ANONYMOUS_CALLER, ACLType.READ, key_target(key=named)) is not None
+    public_bucket = Target(ResourceType.BUCKET, "vol", VOL, "b", with_acl(BUCKET, "world::rl"))
+    assert check_access(ANONYMOUS_CALLER, ACLType.LIST, public_bucket) is None
+    assert check_access(ANONYMOUS_CALLER, ACLType.DELETE, public_bucket) is not None
+    owned = Target(ResourceType.BUCKET, "vol", Ownership("@anonymous"), "b", Ownership("@anonymous"))
+    assert check_access(ANONYMOUS_CALLER, ACLType.READ, owned) is not None  # never an owner

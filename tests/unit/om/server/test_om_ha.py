@@ -158,8 +158,8 @@ def node_of(daemon: OmDaemon) -> str:
 
 
 async def write_key(client: OmClient, volume: str, bucket: str, key: str) -> None:
-    client_id, locations = await client.open_key(volume, bucket, key, 10, "RATIS/THREE")
-    await client.commit_key(volume, bucket, key, client_id, 10, locations)
+    opened = await client.open_key(volume, bucket, key, 10, "RATIS/THREE")
+    await client.commit_key(volume, bucket, key, opened.client_id, 10, opened.blocks)
 
 
 async def held_everywhere(svc: Service, table: str, key: str) -> None:

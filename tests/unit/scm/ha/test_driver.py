@@ -1,4 +1,4 @@
-"""ScmRaftDriver's packing (design 2.3): transactions whole, in epoch order, within the entry size limit,
+"""ScmRaftDriver's packing: transactions whole, in epoch order, within the entry size limit,
 through the codec its glue gives it (ScmRatis.proto's); the step-up of a shell that applies its no-op
 entries itself (the daemon's RaftMember)."""
 

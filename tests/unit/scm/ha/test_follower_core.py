@@ -1,7 +1,8 @@
-"""A follower SCM core (design S1, SCMNodeManager): it takes every registration and report into its views
-(replicas, node health and operational state, pipeline leaders) but writes nothing to its store, sends no
-command and runs none of the leader's services. The same inputs on a leader of the same service write and
-command, each command carrying the leader's term: the follower's silence is its branch, not an idle script."""
+"""A follower SCM core (SCMNodeManager; Ozone's SCMContext.isLeader): it takes every registration and report
+into its views (replicas, node health and operational state, pipeline leaders) but writes nothing to its
+store, sends no command and runs none of the leader's services. The same inputs on a leader of the same
+service write and command, each command carrying the leader's term: the follower's silence is its branch, not
+an idle script."""
 
 from __future__ import annotations
 

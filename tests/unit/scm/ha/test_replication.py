@@ -1,4 +1,4 @@
-"""SCM HA's replication, sans-IO (design 2.3-2.5, step S2): a leader core and a follower core wired by
+"""SCM HA's replication, sans-IO (issue 31, scm/ha/replication.py): a leader core and a follower core wired by
 hand, the leader's sealed transactions applied to both as a Raft log would, under a seeded random
 workload of block allocations, datanode reports, administrators' closes, decommissions, deleteScmKeyBlocks
 and their ACKs.
@@ -128,7 +128,7 @@ class FakeDatanode:
             self.op_state = command.state
 
     def heartbeat(self, dead: bool = False) -> Heartbeat:
-        """`dead`: the SCMs still count it DEAD; it keeps its reports for its next heartbeat. (S1's
+        """`dead`: the SCMs still count it DEAD; it keeps its reports for its next heartbeat. (A
         follower re-fires DEAD_NODE when it adopts the operational state the leader just commanded, one
         heartbeat after the leader: replicas a dead node reported in between would go on one SCM only.)"""
         if dead:
@@ -421,7 +421,8 @@ class Service:
 
 @functools.cache
 def ca_material() -> tuple[CaMaterial, X.CertificateSigningRequest]:
-    """One root CA shared by the SCMs of the test (S7 gives each its sub-CA) and one user's CSR."""
+    """One root CA shared by the SCMs of the test (an SCM HA service gives each its sub-CA) and one user's
+    CSR."""
     key = X.generate_private_key()
     start = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
     root = X.self_signed_root(key, "CID-1", "SCM-1", "scm.test", dt.timedelta(days=3650), 1, start)
@@ -589,8 +590,8 @@ def test_a_follower_refuses_what_only_a_leader_writes() -> None:
 
 
 def test_a_follower_that_installs_the_leaders_tables_reloads_its_views() -> None:
-    """A follower far behind installs a checkpoint (S5's transport): `reload_all` brings every view to
-    the new tables, records it never applied and records it holds that are gone alike."""
+    """A follower far behind installs a checkpoint (the daemon's `/dbCheckpoint`): `reload_all` brings every
+    view to the new tables, records it never applied and records it holds that are gone alike."""
     service = Service.start(13)
     for _ in range(60):
         service.step()
@@ -653,7 +654,7 @@ def test_a_lone_scm_keeps_no_operational_state_records() -> None:
 def test_a_new_leader_tells_the_members_of_an_allocated_pipeline_whose_create_command_never_left() -> None:
     """The deposed leader's command queue went with its leadership before the members heard it: the
     pipeline would stay ALLOCATED until the scrubber's timeout. The next leader sends the command again,
-    with its term (design 3.1 (6))."""
+    with its term (`ScmReplication.step_up`)."""
     service = Service.start(19)
     pipeline = service.leader.core.pipelines.create_pipeline(RATIS_THREE)
     service.commit()
@@ -670,7 +671,7 @@ def test_a_new_leader_tells_the_members_of_an_allocated_pipeline_whose_create_co
 def test_a_new_leader_closes_a_closing_container_whose_replicas_reported_closed_while_it_followed() -> None:
     """The deposed leader committed CLOSING; the replicas' CLOSED reports reached the next leader while it
     followed, which moves no container. At step-up it replays the report rules over those replicas
-    (design 3.1 (6)) instead of waiting for the next full report (an hour by default)."""
+    (`ScmReplication.step_up`) instead of waiting for the next full report (an hour by default)."""
     service = Service.start(23)
     for _ in range(12):
         service.allocate()

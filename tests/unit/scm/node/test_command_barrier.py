@@ -1,6 +1,6 @@
-"""The command barrier (design 2.3): a command queued after a write leaves only once the epoch of that
-write applied; the ones before it leave at once, in order, and the per-type counts the Replication
-Manager throttles on count every queued command, held or not."""
+"""The command barrier of an HA leader (scm/node/commands.py): a command queued after a write leaves only once
+the epoch of that write applied; the ones before it leave at once, in order, and the per-type counts the
+Replication Manager throttles on count every queued command, held or not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 31 (design 5, items 1 and 3): SCM's own certificate is a sub-CA signed by the root, as Ozone's
+"""Issue 31 (item 4, the CA in HA): SCM's own certificate is a sub-CA signed by the root, as Ozone's
 (HASecurityUtils, SCMCertificateClient), and it signs every other certificate. A holder's certificate file
 holds its leaf and the issuing sub-CA, ca.crt stays the root; every "signed by the CA" check is a chain check
 to the root; the CRL SCM serves is signed by the issuer of what it lists, so OpenSSL's leaf check refuses a

@@ -1,4 +1,4 @@
-"""SCM HA in one process (issue 31, design 7 S4): three SCM daemons of one service (ozone.scm.service.ids) on
+"""SCM HA in one process (issue 31): three SCM daemons of one service (ozone.scm.service.ids) on
 real sockets, their Raft group on the shell, fake datanodes heartbeating every SCM. A follower refuses the
 block protocol naming the leader at its block port; an allocation the leader answered is in every SCM's
 scm.db; when the leader stops another leads and allocations go on, never reusing an id; the service

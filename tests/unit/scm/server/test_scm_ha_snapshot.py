@@ -1,8 +1,8 @@
-"""SCM HA snapshots (issue 31, design 2.6, 7 S5): every ozone.scm.ha.ratis.snapshot.threshold applied entries
-and at a clean stop scm.db is flushed and the member purges its log past ozone.scm.ha.ratis.log.purge.gap; a
-follower down while the leader purged past it installs the leader's scm.db checkpoint from `/dbCheckpoint`
-and goes on from it with the leader's tables; a restart after a purge applies only the log's tail; a secure
-SCM serves `/dbCheckpoint` to SCMs and administrators only."""
+"""SCM HA snapshots (issue 31; SCMStateMachine.takeSnapshot): every ozone.scm.ha.ratis.snapshot.threshold
+applied entries and at a clean stop scm.db is flushed and the member purges its log past
+ozone.scm.ha.ratis.log.purge.gap; a follower down while the leader purged past it installs the leader's scm.db
+checkpoint from `/dbCheckpoint` and goes on from it with the leader's tables; a restart after a purge applies
+only the log's tail; a secure SCM serves `/dbCheckpoint` to SCMs and administrators only."""
 
 from __future__ import annotations
 

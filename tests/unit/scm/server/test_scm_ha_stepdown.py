@@ -1,6 +1,6 @@
-"""SCM HA step-down (issue 31, design 3.2) with three in-process SCM daemons: a leader that loses its
-majority steps down and refuses the call whose writes never committed, its uncommitted records undone; a
-leadership transfer leaves the old leader refusing calls naming the new one, which allocates on."""
+"""SCM HA step-down (issue 31; SCMStateMachine.notifyNotLeader) with three in-process SCM daemons: a leader
+that loses its majority steps down and refuses the call whose writes never committed, its uncommitted records
+undone; a leadership transfer leaves the old leader refusing calls naming the new one, which allocates on."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""scm.db's checkpoints (issue 31, design 2.6): the generic ratis_server/db_checkpoint.py bound to scm.db
-(`SCM_CHECKPOINT`: scmTransactionInfos' JSON #TRANSACTIONINFO), packed, unpacked, installed in place of an
-SCM's scm.db, and an install a crash interrupted finished when scm.db opens."""
+"""scm.db's checkpoints (issue 31; Ozone's SCMDBCheckpointProvider): the generic ratis_server/db_checkpoint.py
+bound to scm.db (`SCM_CHECKPOINT`: scmTransactionInfos' JSON #TRANSACTIONINFO), packed, unpacked, installed in
+place of an SCM's scm.db, and an install a crash interrupted finished when scm.db opens."""
 
 from __future__ import annotations
 

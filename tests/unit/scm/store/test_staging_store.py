@@ -1,4 +1,4 @@
-"""The staging store of an HA leader and the refusing store of a follower (design 2.3): staged writes are
+"""The staging store of an HA leader and the refusing store of a follower (SCM HA): staged writes are
 read back through the overlay, each outermost batch is one transaction with the next epoch, a transaction
 reaches the backend only when its epoch applies, and a step-down drops what never applied. Seeded loops
 check the overlay against a model dict."""
@@ -56,7 +56,7 @@ def test_an_outermost_batch_is_one_transaction_and_a_bare_write_another() -> Non
 
 
 def test_a_reservation_inside_a_batch_closes_first() -> None:
-    """SequenceIdGenerator's write_now: the batch of ids is its own, earlier transaction (design 2.4)."""
+    """SequenceIdGenerator's write_now: the batch of ids is its own, earlier transaction."""
     store = SCMMetadataStore.in_memory()
     store.stage()
     with store.batch():

@@ -151,7 +151,7 @@ def test_empty_replicas_in_the_chain() -> None:
 
 
 def test_a_no_delete_command_leaves_before_the_deleting_record_commits() -> None:
-    """HA (design 2.3, review R17 D2): the command barrier stamps a command with the store's epoch when it
+    """HA (review R17 D2): the command barrier stamps a command with the store's epoch when it
     is queued; the DELETING record is staged first, so no DeleteContainer leaves while a step-down could
     still undo that record."""
     store = SCMMetadataStore.in_memory()

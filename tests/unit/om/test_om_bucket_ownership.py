@@ -1,0 +1,57 @@
+"""A bucket's S3 object ownership controls in OM (issue 33, item 5; R34's F9): kept as Get answers them,
+checked before they are kept, gone with their bucket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyozone.hdds.s3_ownership import ObjectOwnership, document
+from pyozone.om import bucket_documents
+from pyozone.om.bucket_documents import BucketDocuments
+from pyozone.om.core import OzoneManager
+from pyozone.om.exceptions import OMException, OMResultCode
+from pyozone.om.metadata import S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key
+from tests.unit.om.om_fakes import FakeScm, make_om
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketDocuments]:
+    manager = make_om(tmp_path, FakeScm())
+    manager.create_volume("vol")
+    manager.create_bucket("vol", "bkt")
+    return manager, bucket_documents.ownership_controls(manager)
+
+
+def test_controls_are_kept_in_amazons_form_read_back_and_deleted(
+    cluster: tuple[OzoneManager, BucketDocuments],
+) -> None:
+    _, controls = cluster
+    assert controls.get("vol", "bkt") is None
+    sent = (
+        b"<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>"
+    )
+    controls.put("vol", "bkt", sent)
+    assert controls.get("vol", "bkt") == document(ObjectOwnership.OBJECT_WRITER)
+    controls.delete("vol", "bkt")
+    assert controls.get("vol", "bkt") is None
+    controls.delete("vol", "bkt")  # none: no refusal
+
+
+def test_om_keeps_no_document_s3_refuses(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
+    _, controls = cluster
+    with pytest.raises(OMException) as error:
+        controls.put("vol", "bkt", b"<OwnershipControls/>")
+    assert error.value.code is OMResultCode.INVALID_REQUEST
+    assert error.value.message.startswith("MalformedXML")
+    assert controls.get("vol", "bkt") is None
+
+
+def test_the_controls_go_with_their_bucket(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
+    manager, controls = cluster
+    controls.put("vol", "bkt", document(ObjectOwnership.BUCKET_OWNER_ENFORCED))
+    manager.delete_bucket("vol", "bkt")
+    assert manager.store.get(S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key("vol", "bkt")) is None
+    manager.create_bucket("vol", "bkt")
+    assert controls.get("vol", "bkt") is None
