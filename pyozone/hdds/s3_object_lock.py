@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 
 S3_NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -42,6 +42,13 @@ MISSING_CONFIGURATION = "Bucket is missing Object Lock Configuration"
 MISSING_CONFIGURATION_ON_OBJECT = "Bucket is missing ObjectLockConfiguration"
 """Amazon's InvalidRequest for Put/GetObjectRetention and Put/GetObjectLegalHold there."""
 VERSIONING_REQUIRED = "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"
+LOCK_NOT_RECREATED = (
+    "The bucket exists, yours, without Object Lock: creating it again does not enable Object Lock "
+    "(enable versioning, then PutObjectLockConfiguration)."
+)
+"""CreateBucket with x-amz-bucket-object-lock-enabled: true of one's own bucket without Object Lock (R35's F5:
+us-east-1's 200 would promise a WORM bucket it is not; Ceph's and SeaweedFS's gateways refuse a re-create
+whose Object Lock differs too)."""
 VERSIONING_LOCKED = (
     "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."
 )
@@ -141,9 +148,16 @@ def check_future(retention: Retention, now_ms: int) -> None:
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?")
 
 
+_EPOCH = datetime.fromtimestamp(0, UTC)
+LATEST_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, the latest RetainUntilDate: every later one (9999-12-31 with a negative
+offset is year 10000 in UTC) has no date a client or iso_date writes (R35's F2)."""
+BEYOND_LATEST = "The retain until date must be no later than 9999-12-31T23:59:59.999Z"
+
+
 def parse_date(text: str) -> int:
     """An ISO 8601 date-time (a date alone: its midnight UTC; no zone: UTC) in epoch milliseconds;
-    ValueError if it is none."""
+    ValueError if it is none, ObjectLockError InvalidArgument if it is later than LATEST_MS."""
     text = text.strip()
     if not _DATE.fullmatch(text):
         raise ValueError(text)
@@ -155,12 +169,23 @@ def parse_date(text: str) -> int:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    ms = (moment - _EPOCH) // timedelta(milliseconds=1)  # exact: a float timestamp loses a millisecond
+    if ms > LATEST_MS:
+        raise ObjectLockError("InvalidArgument", BEYOND_LATEST)
+    return ms
+
+
+_EARLIEST_MS = -62_135_596_800_000
+"""0001-01-01T00:00:00.000Z, the earliest date Python writes."""
 
 
 def iso_date(ms: int) -> str:
-    """As Amazon writes RetainUntilDate: 2026-12-07T18:10:00.000Z."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    """As Amazon writes RetainUntilDate: 2026-12-07T18:10:00.000Z. Total: a value past LATEST_MS (kept
+    before parse_date refused them) is written as LATEST_MS, never an error on every read of its version;
+    it binds as long either way."""
+    ms = min(max(ms, _EARLIEST_MS), LATEST_MS)
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def lock_request(mode: str | None, until: str | None, legal_hold: str | None) -> LockRequest:

@@ -143,7 +143,8 @@ class Access:
     def key_version(
         self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str, version: str
     ) -> None:
-        """READ or DELETE on a key of a bucket that may keep S3 versions (lookupKey, deleteKey): the record
+        """READ, WRITE or DELETE on a key of a bucket that may keep S3 versions (lookupKey, deleteKey,
+        putObjectRetention, putObjectLegalHold): the record
         the request acts on decides, as Ozone's key check does for the key (R32's F1). With `version`, that
         version's own owner and ACLs (Amazon keeps them per version; one the key lacks: its newest's);
         without, the current version's or, when a delete marker is latest, that marker's. A key with no

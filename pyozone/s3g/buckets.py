@@ -10,7 +10,7 @@ from aiohttp import web
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_ownership
 from pyozone.hdds.om_views import BucketInfo
-from pyozone.hdds.s3_object_lock import VERSIONING_LOCKED
+from pyozone.hdds.s3_object_lock import LOCK_NOT_RECREATED, VERSIONING_LOCKED
 from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -85,9 +85,17 @@ async def create_bucket(s3: S3Request) -> web.Response:
             )
         except OzoneClientError as e:
             error = s3_error(e, BucketName=s3.bucket)
-            if error.code is not S3ErrorCode.BucketAlreadyExists or not await _owns(s3):
+            if error.code is not S3ErrorCode.BucketAlreadyExists:
                 raise error from None
-            # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region)
+            existing = await _own_bucket(s3)
+            if existing is None:
+                raise error from None
+            # yours already: us-east-1 answers 200 (BucketAlreadyOwnedByYou in every other region), unless
+            # it asks for the Object Lock the bucket lacks: 200 would promise a WORM bucket (R35's F5)
+            if lock and existing.object_lock is None:
+                raise S3Error(
+                    S3ErrorCode.InvalidBucketState, LOCK_NOT_RECREATED, BucketName=s3.bucket
+                ) from None
             return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
         controls = s3_ownership.document(ownership)
         await on_bucket(
@@ -139,11 +147,13 @@ async def on_bucket(s3: S3Request, call: Awaitable[T]) -> T:
         raise s3_error(e, BucketName=s3.bucket) from None
 
 
-async def _owns(s3: S3Request) -> bool:
+async def _own_bucket(s3: S3Request) -> BucketInfo | None:
+    """The request's bucket if the caller owns it (None: another's, gone again, or not readable)."""
     try:
-        return await bucket_owner(s3) == s3.user
-    except S3Error:
-        return False  # gone again, or not readable by the caller: not the caller's
+        bucket = await s3.gateway.client.bucket_info(s3.gateway.volume, s3.bucket)
+    except OzoneClientError:
+        return None
+    return bucket if bucket.owner == s3.user else None
 
 
 async def head_bucket(s3: S3Request) -> web.Response:

@@ -19,6 +19,7 @@ from pyozone.hdds.s3_object_lock import (
 )
 from pyozone.s3g import policy
 from pyozone.s3g.errors import S3Error, S3ErrorCode
+from pyozone.s3g.headers import BODY_DIGESTS
 from pyozone.s3g.request import S3Request
 
 
@@ -45,6 +46,21 @@ def lock_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     except ObjectLockError as e:
         raise s3_lock_error(e) from None
     return {name: headers[name] for name in (MODE_HEADER, UNTIL_HEADER, LEGAL_HOLD_HEADER) if name in headers}
+
+
+LOCK_DIGEST_REQUIRED = (
+    "Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock "
+    "parameters"
+)
+
+
+def require_lock_digest(headers: Mapping[str, str]) -> None:
+    """A PutObject naming a retention or legal hold needs Content-MD5 or a checksum, as Amazon's
+    (InvalidRequest; R35's F4): a body stored under COMPLIANCE must be the one sent."""
+    if any(name in headers for name in (MODE_HEADER, UNTIL_HEADER, LEGAL_HOLD_HEADER)) and not any(
+        name in headers for name in BODY_DIGESTS
+    ):
+        raise S3Error(S3ErrorCode.InvalidRequest, LOCK_DIGEST_REQUIRED)
 
 
 def lock_headers(info: KeyInfo) -> dict[str, str]:

@@ -39,7 +39,7 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
-from pyozone.s3g.lock_headers import bypass_governance, lock_headers, lock_metadata
+from pyozone.s3g.lock_headers import bypass_governance, lock_headers, lock_metadata, require_lock_digest
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.parts import PARTS_COUNT, check_part_number, checksum_type, part_span
 from pyozone.s3g.request import S3Request
@@ -92,6 +92,7 @@ async def put_object(s3: S3Request) -> web.Response:
     if size is not None and size > MAX_PUT_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PUT_BYTES), ProposedSize=str(size))
     metadata = object_metadata(s3.headers) | lock_metadata(s3.headers)
+    require_lock_digest(s3.headers)
     tags = tagging_header(s3.headers.get("x-amz-tagging"))
     condition = write_condition(s3.headers)
     encryption = sse.requested(s3)

@@ -31,6 +31,7 @@ import asyncio
 import ipaddress
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NoReturn
@@ -41,6 +42,7 @@ from multidict import CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_ownership, s3_public_access
+from pyozone.hdds.s3_object_lock import LEGAL_HOLD_HEADER, MODE_HEADER, UNTIL_HEADER
 from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
 from pyozone.hdds.s3_policy import (
     Decision,
@@ -135,6 +137,23 @@ TAGGING_WRITES = frozenset(
     {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT}
 )
 """The writes that set tags from x-amz-tagging (s3:PutObjectTagging besides their own action, as Amazon)."""
+LOCK_WRITES = frozenset({Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD})
+"""The writes that set a version's Object Lock from x-amz-object-lock-* (POST Object refuses those fields)."""
+
+
+def lock_actions(operation: Operation, headers: Mapping[str, str]) -> tuple[str, ...]:
+    """What a write's x-amz-object-lock-* headers need besides its own action, as Amazon's:
+    s3:PutObjectRetention for a mode or date, s3:PutObjectLegalHold for a legal hold."""
+    if operation not in LOCK_WRITES:
+        return ()
+    needed = []
+    if MODE_HEADER in headers or UNTIL_HEADER in headers:
+        needed.append("s3:PutObjectRetention")
+    if LEGAL_HOLD_HEADER in headers:
+        needed.append("s3:PutObjectLegalHold")
+    return tuple(needed)
+
+
 OWNER_ALWAYS = frozenset(
     {Operation.GET_BUCKET_POLICY, Operation.PUT_BUCKET_POLICY, Operation.DELETE_BUCKET_POLICY,
      Operation.GET_BUCKET_POLICY_STATUS}
@@ -335,6 +354,11 @@ async def acting_user(
         tagging = await _decide(gateway, where.bucket, "s3:PutObjectTagging", resource, user, values)
         if tagging.decision is Decision.DENY:
             raise S3Error(S3ErrorCode.AccessDenied)
+    for lock_action in lock_actions(operation, headers):  # the lock it sets (R35's F3)
+        locking = await _decide(gateway, where.bucket, lock_action, resource, user, values)
+        if locking.decision is Decision.DENY:
+            raise S3Error(S3ErrorCode.AccessDenied)
+        elevate = elevate and locking.decision is Decision.ALLOW  # else OM decides: its owner's alone
     if elevate:
         return decided.owner
     if user is None:

@@ -35,7 +35,7 @@ from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
-from pyozone.om.object_lock import ObjectLocks
+from pyozone.om.object_lock import LOCK_METADATA, ObjectLocks
 from pyozone.om.properties import PropertyManager
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 
 Context = CallContext
 T = TypeVar("T")
+LOCK_WHAT = "set an S3 Object Lock retention or legal hold"
+"""What only a bucket's owner or an administrator may (Amazon's s3:PutObjectRetention and
+s3:PutObjectLegalHold)."""
 Check = Callable[[], None]
 
 
@@ -286,7 +289,10 @@ class OzoneManagerService:
         excluded = parse(wire.excluded, request)
         size = parse(integer, request.dataSize, "dataSize")
         caller = self.access.caller(context)
-        check = partial(self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key)
+        creating = partial(
+            self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key
+        )
+        check = self._locking_write(caller, request, creating)
         creator = self.access.creator(caller)
         sse = parse(wire.sse_request_from_proto, request)
         if request.multipartUploadID:
@@ -352,10 +358,11 @@ class OzoneManagerService:
         blocks = parse(wire.commit_blocks, request)
         size = parse(integer, request.dataSize, "dataSize")
         stored = await self._stored_lengths(context, request, blocks)
+        caller = self.access.caller(context)
         record = await self._run(
             self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
             dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
-            check=self._open_key_check(context, request), inline=True,
+            check=self._locking_write(caller, request, self._open_key_check(context, request)), inline=True,
         )  # fmt: skip
         return wire.committed_key_answer(record)
 
@@ -462,7 +469,7 @@ class OzoneManagerService:
     async def putObjectRetention(
         self, request: pb.PutObjectRetentionRequest, context: Context
     ) -> pb.PutObjectRetentionResponse:
-        """Amazon's s3:PutObjectRetention: WRITE on the key here; the bypass is the bucket owner's or an
+        """Amazon's s3:PutObjectRetention (_lock_check); the bypass is the bucket owner's or an
         administrator's (Access.may_bypass_governance)."""
         caller = self.access.caller(context)
 
@@ -474,7 +481,7 @@ class OzoneManagerService:
                 request.volume, request.bucket, request.key, request.versionId, request.retention, bypass
             )
 
-        await self._run(change, check=self._key_check(context, ACLType.WRITE, request))
+        await self._run(change, check=self._lock_check(context, request))
         return wire.empty_answer("putObjectRetention")
 
     @rpc
@@ -483,7 +490,7 @@ class OzoneManagerService:
     ) -> pb.PutObjectLegalHoldResponse:
         await self._run(
             self.object_locks.set_legal_hold, request.volume, request.bucket, request.key, request.versionId,
-            request.legalHold, check=self._key_check(context, ACLType.WRITE, request),
+            request.legalHold, check=self._lock_check(context, request),
         )  # fmt: skip
         return wire.empty_answer("putObjectLegalHold")
 
@@ -765,11 +772,13 @@ class OzoneManagerService:
     async def initiateMultipartUpload(
         self, request: pb.InitiateMultipartUploadRequest, context: Context
     ) -> pb.InitiateMultipartUploadResponse:
+        caller = self.access.caller(context)
         metadata, tags = dict(request.metadata), dict(request.tags)
         creator = self.access.creator(self.access.caller(context))
         sse = parse(wire.sse_request_from_proto, request)
 
         def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's
+            self._lock_setter(caller, request)
             config = self._requested_replication(request)
             return self.multipart.initiate(
                 request.volume, request.bucket, request.key, config, metadata, tags, creator, sse
@@ -800,7 +809,10 @@ class OzoneManagerService:
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
-            request.partChecksumName, check=self._key_check(context, ACLType.WRITE, request),
+            request.partChecksumName,
+            check=self._locking_write(
+                self.access.caller(context), request, self._key_check(context, ACLType.WRITE, request)
+            ),
         )  # fmt: skip
         return wire.completed_key_answer(record)
 
@@ -946,6 +958,40 @@ class OzoneManagerService:
             request.versionId,
         )
 
+    def _lock_check(
+        self, context: Context, request: pb.PutObjectRetentionRequest | pb.PutObjectLegalHoldRequest
+    ) -> Check:
+        """PutObjectRetention, PutObjectLegalHold: WRITE on the version the request names, decided by that
+        version's owner and ACLs (Access.key_version; R35's F1: not the current version's), and Amazon's
+        s3:PutObjectRetention / s3:PutObjectLegalHold, which no ACL grants: the bucket's owner or an
+        administrator (the gateway acts as the owner for whom its policy allows them; R35's F3)."""
+        caller = self.access.caller(context)
+
+        def check() -> None:
+            v, b = request.volume, request.bucket
+            self.access.key_version(caller, ACLType.WRITE, v, b, request.key, request.versionId)
+            self.access.bucket_owner(caller, v, b, LOCK_WHAT)
+
+        return check
+
+    def _locking_write(self, caller: Caller | None, request: _WriteRequest, check: Check) -> Check:
+        """A write whose metadata names a retention or legal hold (om/object_lock.LOCK_METADATA) needs what
+        PutObjectRetention / PutObjectLegalHold need besides its own right (R35's F3: WRITE alone must not
+        plant COMPLIANCE retention nobody can remove); any other write `check` alone."""
+        if caller is None or not any(name in request.metadata for name in LOCK_METADATA):
+            return check
+
+        def both() -> None:
+            check()
+            self._lock_setter(caller, request)
+
+        return both
+
+    def _lock_setter(self, caller: Caller | None, request: _WriteRequest) -> None:
+        """PERMISSION_DENIED unless a write naming a lock is the bucket's owner's or an administrator's."""
+        if any(name in request.metadata for name in LOCK_METADATA):
+            self.access.bucket_owner(caller, request.volume, request.bucket, LOCK_WHAT)
+
     def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
         caller = self.access.caller(context)
         return partial(
@@ -977,7 +1023,7 @@ if TYPE_CHECKING:
     _KeyRequest = (
         pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest
         | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
-        | pb.InitiateMultipartUploadRequest | pb.PutObjectRetentionRequest | pb.PutObjectLegalHoldRequest
+        | pb.InitiateMultipartUploadRequest
     )  # fmt: skip
     _OwnerRequest = (
         pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
@@ -991,6 +1037,10 @@ if TYPE_CHECKING:
         | pb.DeleteBucketOwnershipControlsRequest
     )  # fmt: skip
     _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
+    _WriteRequest = (
+        pb.OpenKeyRequest | pb.CommitKeyRequest | pb.InitiateMultipartUploadRequest
+        | pb.CompleteMultipartUploadRequest
+    )  # fmt: skip
 
 
 def add_om_service(server: Server, service: OzoneManagerService) -> None:

@@ -522,6 +522,46 @@ def test_s3_object_lock_bypass_and_configuration_are_the_owner_s(users: Users) -
     alice.delete_object(Bucket="vault", Key="doc", VersionId=version, BypassGovernanceRetention=True)
 
 
+def test_s3_object_lock_is_set_by_the_owner_or_whom_the_policy_allows(users: Users) -> None:
+    """R35's F1 and F3 (they fail before their fix): bob, granted every Ozone right on alice's Object Lock
+    bucket, writes plain versions (which get its default retention) but locks none, his own or alice's:
+    Amazon's s3:PutObjectRetention and s3:PutObjectLegalHold are no ACL's; a policy allowing s3:PutObject
+    alone does not change that, one allowing s3:PutObjectRetention too runs his locking write as alice."""
+    users.ok(users.admin, "volume", "addacl", "-a", "world::rwl", "/s3v")
+    alice, bob = s3_client(users, "alice"), s3_client(users, "bob")
+    alice.create_bucket(Bucket="locker", ObjectLockEnabledForBucket=True)
+    users.ok("alice", "bucket", "addacl", "-a", "user:bob:a", "/s3v/locker")
+    lock = {
+        "ObjectLockMode": "COMPLIANCE",
+        "ObjectLockRetainUntilDate": datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1),
+    }
+    theirs = alice.put_object(Bucket="locker", Key="doc", Body=b"a")["VersionId"]
+    bob.put_object(Bucket="locker", Key="doc", Body=b"b")  # his own current version
+
+    def code(call, **kwargs) -> str:  # type: ignore[no-untyped-def]
+        with pytest.raises(ClientError) as error:
+            call(**kwargs)
+        return str(error.value.response["Error"]["Code"])
+
+    hold = {"Bucket": "locker", "Key": "doc", "LegalHold": {"Status": "ON"}}
+    assert code(bob.put_object_legal_hold, **hold) == "AccessDenied"
+    assert code(bob.put_object_legal_hold, VersionId=theirs, **hold) == "AccessDenied"
+    assert code(bob.put_object, Bucket="locker", Key="mine", Body=b"m", **lock) == "AccessDenied"
+    arn = "arn:aws:s3:::locker/*"
+    bobs = {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam:::user/bob"}, "Resource": arn}
+    put_only = {"Version": "2012-10-17", "Statement": [{**bobs, "Action": "s3:PutObject"}]}
+    alice.put_bucket_policy(Bucket="locker", Policy=json.dumps(put_only))
+    assert code(bob.put_object, Bucket="locker", Key="mine", Body=b"m", **lock) == "AccessDenied"
+    both = {
+        "Version": "2012-10-17",
+        "Statement": [{**bobs, "Action": ["s3:PutObject", "s3:PutObjectRetention"]}],
+    }
+    alice.put_bucket_policy(Bucket="locker", Policy=json.dumps(both))
+    version = bob.put_object(Bucket="locker", Key="mine", Body=b"m", **lock)["VersionId"]
+    assert alice.head_object(Bucket="locker", Key="mine", VersionId=version)["ObjectLockMode"] == "COMPLIANCE"
+    alice.delete_bucket_policy(Bucket="locker")
+
+
 def test_s3_post_object_is_checked_as_a_put(users: Users) -> None:
     """Issue 33: a browser's form upload (POST Object) is written as its policy's signer, so OM's ACLs
     decide it as they decide that user's PUT: bob's signed form to alice's bucket is AccessDenied until an

@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyozone.hdds.s3_object_lock import (
+    BEYOND_LATEST,
     DAY_MS,
+    LATEST_MS,
     DefaultRetention,
     ObjectLockConfiguration,
     ObjectLockError,
@@ -111,6 +113,34 @@ def test_dates_parse_as_iso_8601_and_answer_as_amazon_writes_them() -> None:
     assert parse_date("2030-01-02T01:00:00+01:00") == parse_date("2030-01-02T00:00:00Z")
     with pytest.raises(ValueError):
         parse_date("tomorrow")
+
+
+@given(st.integers(-62_135_596_800_000, LATEST_MS))
+def test_every_date_iso_date_writes_parses_back_to_its_millisecond(ms: int) -> None:
+    assert parse_date(iso_date(ms)) == ms
+
+
+def test_a_date_later_than_9999_in_utc_is_invalid_argument_everywhere_it_is_read() -> None:
+    """R35's F2 (fails before its fix): 9999-12-31 with a negative offset is year 10000 in UTC, which no
+    client and no iso_date writes; the header and PutObjectRetention's document refuse it alike."""
+    assert parse_date("9999-12-31T23:59:59.999Z") == LATEST_MS
+    late = "9999-12-31T23:59:59-23:59"
+    for read in (
+        lambda: parse_date(late),
+        lambda: lock_request("COMPLIANCE", late, None),
+        lambda: parse_retention(
+            f"<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>{late}</RetainUntilDate></Retention>".encode()
+        ),
+    ):
+        with pytest.raises(ObjectLockError) as e:
+            read()
+        assert (e.value.code, e.value.message) == ("InvalidArgument", BEYOND_LATEST)
+
+
+@given(st.integers(LATEST_MS + 1, 10**16) | st.integers(-(10**16), -62_135_596_800_001))
+def test_iso_date_writes_any_kept_value_as_the_nearest_date_there_is(ms: int) -> None:
+    """A value kept before parse_date refused it never fails a read (R35's F2: GET/HEAD answered 500)."""
+    assert iso_date(ms) in ("9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00.000Z")
 
 
 def test_write_headers_need_mode_and_date_together() -> None:

@@ -267,9 +267,135 @@ def test_with_acls_the_bypass_is_the_owner_s_or_an_administrator_s(tmp_path: Pat
             hold = pb.PutObjectLegalHoldRequest(
                 volume="vol", bucket="buck", key="held", legalHold=legal_hold_document(True)
             )
-            await bob.putObjectLegalHold(hold)  # WRITE on the key
+            assert "Only the owner of bucket vol/buck" in await denied(bob.putObjectLegalHold, hold)
+            await alice.putObjectLegalHold(hold)
             await denied(
                 As(stub, "carol").putObjectLegalHold, hold
             )  # no right on the bucket or key: PERMISSION_DENIED
+
+    run(body())
+
+
+async def _lookup(user: As, key: str, version: str = "") -> pb.KeyInfo:
+    found = await user.lookupKey(pb.LookupKeyRequest(volume="vol", bucket="buck", key=key, versionId=version))
+    return found.keyInfo
+
+
+def test_with_acls_a_lock_change_is_decided_by_the_version_it_names(tmp_path: Path) -> None:
+    """R35's F1 (fails before its fix): bob, who may write the bucket but not alice's version v1, uploads a
+    version of his own (or finds a delete marker latest) and still may neither lift v1's legal hold nor
+    lock it under COMPLIANCE: the version the request names decides, not the key's current one."""
+    far = Retention(COMP, 32_472_144_000_000)  # 2999-01-01
+
+    async def body() -> None:
+        async with acl_om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(
+                pb.CreateBucketRequest(volume="vol", bucket="buck", objectLockEnabled=True)
+            )
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:r"))
+            await alice.addAcl(
+                acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:rwlc")
+            )
+            versions = {}
+            for key in ("k", "k2"):
+                await put_empty_key(alice, "vol", "buck", key)
+                info = await _lookup(alice, key)
+                versions[key] = version_id(info.versionSeq, info.versioned)
+                await alice.putObjectLegalHold(
+                    pb.PutObjectLegalHoldRequest(
+                        volume="vol", bucket="buck", key=key, versionId=versions[key],
+                        legalHold=legal_hold_document(True),
+                    )
+                )  # fmt: skip
+            await put_empty_key(bob, "vol", "buck", "k")  # bob's own version is now k's current one
+            await alice.deleteKey(pb.DeleteKeyRequest(volume="vol", bucket="buck", key="k2"))  # a marker
+            for key, version in versions.items():
+                off = pb.PutObjectLegalHoldRequest(
+                    volume="vol",
+                    bucket="buck",
+                    key=key,
+                    versionId=version,
+                    legalHold=legal_hold_document(False),
+                )
+                lock = pb.PutObjectRetentionRequest(
+                    volume="vol", bucket="buck", key=key, versionId=version, retention=retention_document(far)
+                )
+                for call, request in ((bob.putObjectLegalHold, off), (bob.putObjectRetention, lock)):
+                    assert "doesn't have WRITE permission to access KEY" in await denied(call, request)
+                info = await _lookup(alice, key, version)
+                assert (info.legalHold, info.retentionMode) == ("ON", "")
+
+    run(body())
+
+
+def test_with_acls_a_write_that_sets_a_lock_is_the_owner_s_or_an_administrator_s(tmp_path: Path) -> None:
+    """R35's F3 (fails before its fix): bob, granted every right on alice's bucket and on his own key, may
+    write it but not with a retention or legal hold (openKey, commitKey, initiateMultipartUpload), nor set
+    one later (Amazon's s3:PutObjectRetention / s3:PutObjectLegalHold, which no ACL grants); alice may, and
+    bob's plain write still gets the bucket's default retention."""
+    lock = {MODE: "COMPLIANCE", UNTIL: "2999-01-01T00:00:00Z"}
+    held = {HOLD: "ON"}
+
+    async def body() -> None:
+        async with acl_om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(
+                pb.CreateBucketRequest(volume="vol", bucket="buck", objectLockEnabled=True)
+            )
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.VOLUME, "/vol", "user:bob:a"))
+            await alice.addAcl(acl_request(pb.AddAclRequest, ResourceType.BUCKET, "/vol/buck", "user:bob:a"))
+            owner_only = "Only the owner of bucket vol/buck may set an S3 Object Lock"
+            for metadata in (lock, held):
+                opening = pb.OpenKeyRequest(volume="vol", bucket="buck", key="b", metadata=metadata)
+                assert owner_only in await denied(bob.openKey, opening)
+                initiate = pb.InitiateMultipartUploadRequest(
+                    volume="vol", bucket="buck", key="b", metadata=metadata
+                )
+                assert owner_only in await denied(bob.initiateMultipartUpload, initiate)
+                opened = await bob.openKey(pb.OpenKeyRequest(volume="vol", bucket="buck", key="b"))
+                commit = pb.CommitKeyRequest(
+                    volume="vol",
+                    bucket="buck",
+                    key="b",
+                    clientID=opened.clientID,
+                    dataSize=0,
+                    metadata=metadata,
+                )
+                assert owner_only in await denied(bob.commitKey, commit)
+            await put_empty_key(bob, "vol", "buck", "b")
+            info = await _lookup(bob, "b")
+            assert (info.retentionMode, info.legalHold) == ("", "")
+            version = version_id(info.versionSeq, info.versioned)
+            retention = pb.PutObjectRetentionRequest(
+                volume="vol", bucket="buck", key="b", versionId=version,
+                retention=retention_document(Retention(COMP, 32_472_144_000_000)),
+            )  # fmt: skip
+            assert owner_only in await denied(bob.putObjectRetention, retention)
+            hold = pb.PutObjectLegalHoldRequest(
+                volume="vol", bucket="buck", key="b", versionId=version, legalHold=legal_hold_document(True)
+            )
+            assert owner_only in await denied(bob.putObjectLegalHold, hold)
+            await root.putObjectLegalHold(hold)
+            opened = await alice.openKey(
+                pb.OpenKeyRequest(volume="vol", bucket="buck", key="a", metadata=lock)
+            )
+            await alice.commitKey(
+                pb.CommitKeyRequest(
+                    volume="vol", bucket="buck", key="a", clientID=opened.clientID, dataSize=0
+                )
+            )
+            assert (await _lookup(alice, "a")).retentionMode == "COMPLIANCE"
+            config = pb.PutObjectLockConfigurationRequest(
+                volume="vol", bucket="buck",
+                configuration=b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled>"
+                b"<Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>1</Days></DefaultRetention></Rule>"
+                b"</ObjectLockConfiguration>",
+            )  # fmt: skip
+            await alice.putObjectLockConfiguration(config)
+            await put_empty_key(bob, "vol", "buck", "c")
+            assert (await _lookup(bob, "c")).retentionMode == "GOVERNANCE"
 
     run(body())

@@ -5,14 +5,19 @@ has no datanodes (the e2e test writes data)."""
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
+from pyozone.hdds.s3_object_lock import Retention, RetentionMode
+from pyozone.om.object_lock import ObjectLocks
 from tests.unit.s3g.gateway_thread import GatewayOnThread
 
 LOCKED = "worm"
@@ -210,3 +215,93 @@ def test_the_bypass_follows_the_bucket_policy(gateway: GatewayOnThread, s3) -> N
     dave = gateway.boto3("dave")
     dave.delete_object(VersionId=first, **bypass)
     assert refused(dave.delete_object, Bucket=bucket, Key="k", VersionId=second) == (403, "AccessDenied")
+
+
+def _md5(body: bytes) -> dict[str, str]:
+    return {"Content-MD5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+
+
+def test_a_date_past_9999_is_refused_and_a_kept_one_never_fails_a_read(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """R35's F2 (fails before its fix): 9999-12-31T23:59:59-23:59 is year 10000 in UTC: refused on
+    PutObject and PutObjectRetention; a version that kept such a date (before the fix) still answers
+    HEAD, GET and GetObjectRetention, with the latest date there is."""
+    until = "9999-12-31T23:59:59-23:59"
+    lock = {"x-amz-object-lock-mode": "COMPLIANCE", "x-amz-object-lock-retain-until-date": until}
+    status, text = gateway.signed_request("PUT", f"/{LOCKED}/y10k", b"", lock | _md5(b""))
+    assert status == 400 and "<Code>InvalidArgument</Code>" in text
+    vid = s3.put_object(Bucket=LOCKED, Key="y10k", Body=b"")["VersionId"]
+    body = (
+        b"<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>"
+        + until.encode()
+        + b"</RetainUntilDate></Retention>"
+    )
+    status, text = gateway.signed_request(
+        "PUT", f"/{LOCKED}/y10k?retention&versionId={vid}", body, _md5(body)
+    )
+    assert status == 400 and "<Code>InvalidArgument</Code>" in text
+    assert gateway.om.core is not None
+    ObjectLocks(gateway.om.core)._change(  # as a version kept before the fix
+        "s3v",
+        LOCKED,
+        "y10k",
+        vid,
+        lambda record: replace(record, retention=Retention(RetentionMode.COMPLIANCE, 253_402_387_139_000)),
+    )
+    latest = datetime.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=datetime.UTC)
+    assert s3.head_object(Bucket=LOCKED, Key="y10k", VersionId=vid)["ObjectLockRetainUntilDate"] == latest
+    assert s3.get_object(Bucket=LOCKED, Key="y10k")["Body"].read() == b""
+    retention = s3.get_object_retention(Bucket=LOCKED, Key="y10k", VersionId=vid)["Retention"]
+    assert retention == {"Mode": "COMPLIANCE", "RetainUntilDate": latest}
+
+
+def test_a_put_with_lock_headers_needs_a_digest(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """R35's F4 (fails before its fix): Amazon's InvalidRequest for a PutObject with Object Lock parameters
+    and neither Content-MD5 nor a checksum; with Content-MD5 it is stored."""
+    until = (_now() + DAY).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for lock in (
+        {"x-amz-object-lock-mode": "GOVERNANCE", "x-amz-object-lock-retain-until-date": until},
+        {"x-amz-object-lock-legal-hold": "ON"},
+    ):
+        status, text = gateway.signed_request("PUT", f"/{LOCKED}/no-digest", b"", lock)
+        assert status == 400 and "<Code>InvalidRequest</Code>" in text
+        assert "required for Put Object requests with Object Lock parameters" in text
+        assert gateway.signed_request("PUT", f"/{LOCKED}/no-digest", b"", lock | _md5(b""))[0] == 200
+    status, _ = gateway.signed_request("PUT", f"/{LOCKED}/no-digest", b"")
+    assert status == 200  # no lock parameters: no digest needed
+
+
+def test_a_write_s_lock_headers_follow_the_bucket_policy(gateway: GatewayOnThread, s3) -> None:  # type: ignore[no-untyped-def]
+    """R35's F3 (fails before its fix): a policy's Deny of s3:PutObjectRetention / s3:PutObjectLegalHold
+    refuses PutObject, CopyObject and CreateMultipartUpload that set them, not only the Put*Retention
+    calls; the same writes without lock headers stay allowed."""
+    bucket = "deny-locks"
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    s3.put_object(Bucket=bucket, Key="src", Body=b"")
+    deny = {"Effect": "Deny", "Principal": "*", "Action": ["s3:PutObjectRetention", "s3:PutObjectLegalHold"],
+            "Resource": f"arn:aws:s3:::{bucket}/*"}  # fmt: skip
+    s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [deny]}))
+    retention = {"ObjectLockMode": "COMPLIANCE", "ObjectLockRetainUntilDate": _now() + DAY}
+    hold = {"ObjectLockLegalHoldStatus": "ON"}
+    source = {"CopySource": {"Bucket": bucket, "Key": "src"}}
+    for lock in (retention, hold):
+        assert refused(s3.put_object, Bucket=bucket, Key="p", Body=b"", **lock) == (403, "AccessDenied")
+        assert refused(s3.copy_object, Bucket=bucket, Key="c", **source, **lock) == (403, "AccessDenied")
+        assert refused(s3.create_multipart_upload, Bucket=bucket, Key="m", **lock) == (403, "AccessDenied")
+    s3.put_object(Bucket=bucket, Key="p", Body=b"")
+    s3.copy_object(Bucket=bucket, Key="c", **source)
+    s3.create_multipart_upload(Bucket=bucket, Key="m")
+
+
+def test_recreating_one_s_bucket_with_object_lock_it_lacks_is_refused(s3) -> None:  # type: ignore[no-untyped-def]
+    """R35's F5 (fails before its fix): 200 would promise Object Lock the bucket has not; a plain re-create
+    stays 200 (us-east-1), and so does re-creating a bucket that has it."""
+    assert refused(s3.create_bucket, Bucket=PLAIN, ObjectLockEnabledForBucket=True) == (
+        409,
+        "InvalidBucketState",
+    )
+    assert "Status" not in s3.get_bucket_versioning(Bucket=PLAIN)
+    assert (
+        refused(s3.get_object_lock_configuration, Bucket=PLAIN)[1] == "ObjectLockConfigurationNotFoundError"
+    )
+    s3.create_bucket(Bucket=PLAIN)
+    s3.create_bucket(Bucket=LOCKED, ObjectLockEnabledForBucket=True)
