@@ -390,26 +390,25 @@ class OzoneManager:
         sse = sse or default_sse(plan.bucket_sse)
         if sse is None:
             return plan
-        encryption, data_key = self.new_encryption(sse)
-        return replace(plan, encryption=encryption, data_key=data_key)
+        return replace(plan, encryption=self.new_encryption(sse))
 
-    def new_encryption(self, sse: SseRequest) -> tuple[KeyEncryption, bytes]:
-        """A new key's encryption and its data key: SSE-S3's fresh, wrapped under the newest master key
-        version (INVALID_KMS_PROVIDER without a keystore); SSE-C's is the customer's (b"": OM never sees
-        it), of which OM records the MD5 alone."""
+    def new_encryption(self, sse: SseRequest) -> KeyEncryption:
+        """A new key's encryption: SSE-S3's fresh data key wrapped under the newest master key version
+        (INVALID_KMS_PROVIDER without a keystore; the writer gets it unwrapped from the answer's
+        `unwrapped_key`, never from anything recorded); SSE-C's is the customer's (OM never sees it), of
+        which OM records the MD5 alone."""
         if sse.algorithm is SseAlgorithm.SSE_C:
             if not valid_key_md5(sse.customer_key_md5):
                 raise OMException(
                     OMResultCode.INVALID_REQUEST, "SSE-C needs the base64 MD5 of the customer key"
                 )
-            return KeyEncryption(SseAlgorithm.SSE_C, new_iv(), customer_key_md5=sse.customer_key_md5), b""
+            return KeyEncryption(SseAlgorithm.SSE_C, new_iv(), customer_key_md5=sse.customer_key_md5)
         if self.master_keys is None:
             raise OMException(
                 OMResultCode.INVALID_KMS_PROVIDER, f"SSE-S3: no master keystore ({KEYSTORE_KEY})"
             )
-        data_key = new_data_key()
-        wrapped, version = self.master_keys.wrap(data_key)
-        return KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), wrapped, version), data_key
+        wrapped, version = self.master_keys.wrap(new_data_key())
+        return KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), wrapped, version)
 
     def data_key(self, record: KeyRecord) -> bytes:
         """The SSE-S3 data key of a key (unwrapped), b"" for any other: only for a caller its ACLs allow to
@@ -509,7 +508,7 @@ class OzoneManager:
                 )
             )
             self.commit(ops)
-        return OpenKeySession(record, client_id, tuple(allocated), capacity, plan.data_key)
+        return OpenKeySession(record, client_id, tuple(allocated), capacity)
 
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None

@@ -126,7 +126,7 @@ class MultipartManager:
             parent = om.info_bucket(volume, bucket)
             object_lock.check_write(parent, metadata, om.clock.wall_ms())
             sse = sse or default_sse(parent.sse_default)
-            encryption = om.new_encryption(sse)[0] if sse is not None else None
+            encryption = om.new_encryption(sse) if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(
@@ -168,8 +168,7 @@ class MultipartManager:
             volume, bucket, key, data_size, upload.replication, excluded, creator=creator
         )
         if upload.encryption is not None:
-            encryption = replace(upload.encryption, iv=new_iv())
-            plan = replace(plan, encryption=encryption, data_key=self.om.unwrapped_key(encryption, key))
+            plan = replace(plan, encryption=replace(upload.encryption, iv=new_iv()))
         return self.om.open_planned(plan)
 
     def commit_part(

@@ -806,6 +806,18 @@ def open_key_answer(
     return answer
 
 
+def with_data_key(
+    answer: om_pb.OpenKeyResponse | bytes, unwrap: Callable[[KeyEncryption, str], bytes]
+) -> om_pb.OpenKeyResponse:
+    """openKey's answer (as executed, or its bytes replayed) with its data key `unwrap`ped from its
+    encryption: added after OM HA logged the answer, so no log entry or retry cache holds it."""
+    opened = om_pb.OpenKeyResponse.FromString(answer) if isinstance(answer, bytes) else answer
+    encryption = encryption_from_proto(opened.keyInfo)
+    if encryption is not None:
+        opened.keyInfo.sseDataKey = unwrap(encryption, opened.keyInfo.key)
+    return opened
+
+
 def allocate_block_answer(location: BlockLocation, length: int) -> om_pb.AllocateBlockResponse:
     return om_pb.AllocateBlockResponse(location=allocated_to_proto(location, length))
 
