@@ -5,14 +5,19 @@ and the OMs of a service share one master keystore."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
+
+import pytest
 
 from pyozone import rpc
 from pyozone.framework.om import OM_SERVICE
-from pyozone.om.master_keys import MasterKeyStore
+from pyozone.hdds.security.sse import SseAlgorithm, SseRequest
+from pyozone.om.master_keys import KEYSTORE_FILE, MasterKeyStore
+from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.rpc.metadata import CALL_ID_METADATA, CLIENT_ID_METADATA
-from tests.unit.om.server.test_om_ha import run, service
+from tests.unit.om.server.test_om_ha import NODES, node_of, planned, run, service
 from tests.unit.om.test_om_server import om_channel
 
 NAMED = ((CLIENT_ID_METADATA, "client-sse"), (CALL_ID_METADATA, "11"))
@@ -69,5 +74,54 @@ def test_no_data_key_is_in_any_om_file_or_retry_cache_and_a_retry_is_answered_it
             if path.is_file() and path != store and any(k in path.read_bytes() for k in data_keys)
         ]
         assert found == []  # every OM's Raft log and om.db, after the service stopped
+
+    run(scenario())
+
+
+def test_the_oms_of_a_service_share_the_first_om_s_keystore_and_a_different_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    """R36 F4: `om --init` makes the keystore on the service's first OM only; another OM's refuses until
+    it is copied there, and an OM whose keystore is another refuses to start (never a failover's 500)."""
+    svc = planned(tmp_path)
+
+    async def init(node: str) -> None:
+        daemon = OmDaemon(svc.node_conf(node), svc.scm)
+        try:
+            await daemon.initialize()
+        finally:
+            await daemon.stop(0.2)
+
+    async def scenario() -> None:
+        await init("om1")
+        first = tmp_path / "om1" / KEYSTORE_FILE
+        for node in ("om2", "om3"):
+            with pytest.raises(ServerStartError, match=r"copy om1's file here.*then run `om --init` again"):
+                await init(node)
+            assert not (tmp_path / node / KEYSTORE_FILE).exists()
+            shutil.copy2(first, tmp_path / node / KEYSTORE_FILE)
+            await init(node)
+        await asyncio.gather(*(svc.start(n) for n in NODES))
+        try:
+            client = svc.client()
+            try:
+                await client.create_volume("vol")
+                await client.create_bucket("vol", "bkt")
+                opened = await client.open_key(
+                    "vol", "bkt", "k", 10, "RATIS/THREE", sse=SseRequest(SseAlgorithm.SSE_S3)
+                )
+                await client.commit_key("vol", "bkt", "k", opened.client_id, 10, opened.blocks)
+                await svc.stop(node_of(await svc.leader()))
+                assert (await client.lookup_key("vol", "bkt", "k")).data_key == opened.data_key
+            finally:
+                await client.close()
+        finally:
+            for node in list(svc.daemons):
+                await svc.stop(node)
+        stray = tmp_path / "om3" / KEYSTORE_FILE
+        stray.unlink()
+        MasterKeyStore.create(stray)
+        with pytest.raises(ServerStartError, match=f"{stray}: keystore [0-9a-f]+, while om.db's"):
+            await svc.start("om3")
 
     run(scenario())
