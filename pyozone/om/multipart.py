@@ -35,7 +35,7 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.hdds.security.sse import KeyEncryption, SseRequest, new_iv
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm, SseRequest, new_iv
 from pyozone.om import conditions, object_lock, quota
 from pyozone.om.core import OzoneManager, default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -164,6 +164,7 @@ class MultipartManager:
         with an iv of the part's own: a part written again never reuses a key stream."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
+        check_part_writer(upload, creator)
         plan = self.om.plan_open_key_as(
             volume, bucket, key, data_size, upload.replication, excluded, creator=creator
         )
@@ -364,6 +365,22 @@ def check_part_number(number: int) -> None:
     if not 1 <= number <= MAX_PART_NUMBER:
         raise OMException(
             OMResultCode.INVALID_REQUEST, f"part number {number}: parts are numbered 1 to {MAX_PART_NUMBER}"
+        )
+
+
+def check_part_writer(upload: MultipartUploadRecord, creator: Ownership | None) -> None:
+    """An SSE-S3 upload's parts are written by its initiator alone (ACLs on): a part's open answers the
+    upload's data key, which is the completed object's, so another writer would learn the key of an
+    object it may not read (R36 F5). Amazon lets any s3:PutObject holder upload parts
+    (docs/differences.md); SSE-C's key is the customer's, which a writer must hold anyway."""
+    encryption = upload.encryption
+    if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_S3 or creator is None:
+        return
+    if creator.owner != upload.owner:
+        raise OMException(
+            OMResultCode.PERMISSION_DENIED,
+            f"{upload.key}: upload {upload.upload_id} is SSE-S3 encrypted: its parts are written by its "
+            f"initiator {upload.owner} alone",
         )
 
 

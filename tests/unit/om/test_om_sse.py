@@ -126,3 +126,56 @@ def test_a_bucket_default_encryption_encrypts_keys_asked_none(tmp_path: Path) ->
             assert (await alice.lookupKey(lookup("after"))).keyInfo.sseDataKey == opened.keyInfo.sseDataKey
 
     run(body())
+
+
+def test_only_the_initiator_opens_a_part_of_an_sse_s3_upload(tmp_path: Path) -> None:
+    """R36 F5: bob, who may write the bucket but not read alice's key, gets no part of her SSE-S3 upload
+    (its open would answer the completed object's data key)."""
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root, alice, bob = As(stub, "root"), As(stub, "alice"), As(stub, "bob")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol", owner="alice"))
+            await alice.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+            for resource, path, right in (
+                (ResourceType.VOLUME, "/vol", "r"),
+                (ResourceType.BUCKET, "/vol/buck", "w"),
+            ):
+                await alice.addAcl(acl_request(pb.AddAclRequest, resource, path, f"user:bob:{right}"))
+
+            def part(upload: str, number: int) -> pb.OpenKeyRequest:
+                return pb.OpenKeyRequest(
+                    volume="vol",
+                    bucket="buck",
+                    key="secret",
+                    multipartUploadID=upload,
+                    multipartNumber=number,
+                )
+
+            up = await alice.initiateMultipartUpload(
+                pb.InitiateMultipartUploadRequest(
+                    volume="vol", bucket="buck", key="secret", sseAlgorithm=pb.SSE_S3
+                )
+            )
+            mine = await alice.openKey(part(up.uploadID, 1))
+            assert len(mine.keyInfo.sseDataKey) == 32
+            with pytest.raises(rpc.RpcError) as refused:
+                await bob.openKey(part(up.uploadID, 9))
+            assert refused.value.code() is rpc.StatusCode.PERMISSION_DENIED
+            assert "its parts are written by its initiator alice alone" in (refused.value.details() or "")
+            await denied(bob.lookupKey, lookup("secret"))
+            plain = await alice.initiateMultipartUpload(
+                pb.InitiateMultipartUploadRequest(volume="vol", bucket="buck", key="open")
+            )
+            opened = await bob.openKey(
+                pb.OpenKeyRequest(
+                    volume="vol",
+                    bucket="buck",
+                    key="open",
+                    multipartUploadID=plain.uploadID,
+                    multipartNumber=1,
+                )
+            )
+            assert opened.keyInfo.sseDataKey == b""  # a plain upload's parts: anyone who may write
+
+    run(body())
