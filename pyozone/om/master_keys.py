@@ -4,9 +4,12 @@ Ozone leaves this to a KMS (hadoop.security.key.provider.path; the bucket encryp
 generateEncryptedKey / decryptEncryptedKey); pyozone's OM is its own KMS for SSE-S3. `om --init` creates
 the keystore (0600) with version 1; rotation adds a version, which wraps every new data key, while a
 wrapped key names the version that wrapped it, so older objects stay readable. Wrapping is AES-256-GCM
-with the version as associated data: a wrapped key altered, or unwrapped with another version, fails.
+with the version and the object's name (/volume/bucket/key) as associated data: a wrapped key altered,
+unwrapped with another version, or copied onto another object's record, fails (R36 F12; a key wrapped
+before names were bound fails too, as INVALID_KMS_PROVIDER: that format was never released).
 
-The file is JSON {"versions": {"1": "<base64 key>", ...}}, written whole to a temporary file and renamed.
+The file is JSON {"versions": {"1": "<base64 key>", ...}}, written whole to a temporary file (synced) and
+renamed.
 """
 
 from __future__ import annotations
@@ -100,21 +103,25 @@ class MasterKeyStore:
             self._versions = versions  # one reference swap: `wrap` reads either dict whole
         return version
 
-    def wrap(self, data_key: bytes) -> tuple[bytes, int]:
-        """`data_key` wrapped under the current version, and that version."""
+    def wrap(self, data_key: bytes, bound: str) -> tuple[bytes, int]:
+        """`data_key` wrapped under the current version for the object `bound` (its /volume/bucket/key),
+        and that version."""
         versions = self._versions
         version = max(versions)
         nonce = os.urandom(_NONCE)
-        return nonce + AESGCM(versions[version]).encrypt(nonce, data_key, _aad(version)), version
+        return nonce + AESGCM(versions[version]).encrypt(nonce, data_key, _aad(version, bound)), version
 
-    def unwrap(self, wrapped: bytes, version: int) -> bytes:
+    def unwrap(self, wrapped: bytes, version: int, bound: str) -> bytes:
         key = self._versions.get(version)
         if key is None:
             raise MasterKeyError(f"master key version {version} is not in {self.path}")
         try:
-            return AESGCM(key).decrypt(wrapped[:_NONCE], wrapped[_NONCE:], _aad(version))
+            return AESGCM(key).decrypt(wrapped[:_NONCE], wrapped[_NONCE:], _aad(version, bound))
         except InvalidTag:
-            raise MasterKeyError(f"a data key does not open with master key version {version}") from None
+            raise MasterKeyError(
+                f"a data key does not open with master key version {version} for {bound} (altered, or "
+                "wrapped for another object)"
+            ) from None
 
 
 def _write(path: Path, versions: dict[int, bytes]) -> None:
@@ -134,8 +141,8 @@ def _write(path: Path, versions: dict[int, bytes]) -> None:
         os.close(directory)
 
 
-def _aad(version: int) -> bytes:
-    return f"pyozone-sse-master-v{version}".encode()
+def _aad(version: int, bound: str) -> bytes:
+    return f"pyozone-sse-master-v{version}:{bound}".encode()
 
 
 def keystore_path(conf: OzoneConfiguration, metadata_dir: Path) -> Path:

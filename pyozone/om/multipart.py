@@ -126,7 +126,7 @@ class MultipartManager:
             parent = om.info_bucket(volume, bucket)
             object_lock.check_write(parent, metadata, om.clock.wall_ms())
             sse = sse or default_sse(parent.sse_default)
-            encryption = om.new_encryption(sse) if sse is not None else None
+            encryption = om.new_encryption(sse, volume, bucket, key) if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(

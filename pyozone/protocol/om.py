@@ -807,14 +807,15 @@ def open_key_answer(
 
 
 def with_data_key(
-    answer: om_pb.OpenKeyResponse | bytes, unwrap: Callable[[KeyEncryption, str], bytes]
+    answer: om_pb.OpenKeyResponse | bytes, unwrap: Callable[[KeyEncryption, str, str, str], bytes]
 ) -> om_pb.OpenKeyResponse:
     """openKey's answer (as executed, or its bytes replayed) with its data key `unwrap`ped from its
     encryption: added after OM HA logged the answer, so no log entry or retry cache holds it."""
     opened = om_pb.OpenKeyResponse.FromString(answer) if isinstance(answer, bytes) else answer
     encryption = encryption_from_proto(opened.keyInfo)
     if encryption is not None:
-        opened.keyInfo.sseDataKey = unwrap(encryption, opened.keyInfo.key)
+        info = opened.keyInfo
+        info.sseDataKey = unwrap(encryption, info.volume, info.bucket, info.key)
     return opened
 
 

@@ -5,17 +5,23 @@ customer key's MD5 and nothing from which its data could be read."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pyozone import rpc
+from pyozone.framework.om import OM_SERVICE
 from pyozone.hdds.security.acl import ResourceType
 from pyozone.hdds.security.sse import SseAlgorithm, key_md5
 from pyozone.om.master_keys import KEYSTORE_FILE, MasterKeyStore
+from pyozone.om.metadata import KEY_TABLE, key_key
+from pyozone.om.server import OmDaemon
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol import om_records
+from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_acls import As, acl_request, denied, om
-from tests.unit.om.test_om_server import run
+from tests.unit.om.test_om_server import conf, om_channel, run
 
 
 async def put(user: As, key: str, **sse: object) -> pb.OpenKeyResponse:
@@ -177,5 +183,44 @@ def test_only_the_initiator_opens_a_part_of_an_sse_s3_upload(tmp_path: Path) -> 
                 )
             )
             assert opened.keyInfo.sseDataKey == b""  # a plain upload's parts: anyone who may write
+
+    run(body())
+
+
+def test_a_wrapped_key_copied_onto_another_record_does_not_open_and_a_rename_keeps_it(tmp_path: Path) -> None:
+    """R36 F12: a data key is wrapped for its object's name, so a record given another's wrapped key (an
+    edited om.db) answers no data key; a rename wraps it again for the new name."""
+
+    async def body() -> None:
+        daemon = OmDaemon(conf(tmp_path), FakeScm())
+        await daemon.start()
+        try:
+            async with om_channel(daemon.rpc_port) as channel:
+                stub = rpc.Stub(channel, OM_SERVICE)
+                await stub.createVolume(pb.CreateVolumeRequest(volume="vol", owner="me"))
+                await stub.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+                victim = await put(stub, "victim", sseAlgorithm=pb.SSE_S3)  # type: ignore[arg-type]
+                await put(stub, "mine", sseAlgorithm=pb.SSE_S3)  # type: ignore[arg-type]
+                core = daemon.core
+                assert core is not None
+                stolen = core.key_record("vol", "buck", "victim").encryption
+                forged = replace(core.key_record("vol", "buck", "mine"), encryption=stolen)
+                core.commit([(KEY_TABLE, key_key("vol", "buck", "mine"), om_records.encode_key(forged))])
+                with pytest.raises(rpc.RpcError) as refused:
+                    await stub.lookupKey(lookup("mine"))
+                assert "INVALID_KMS_PROVIDER" in (refused.value.details() or "")
+                assert "for /vol/buck/mine (altered, or wrapped for another object)" in (
+                    refused.value.details() or ""
+                )
+                await stub.renameKey(
+                    pb.RenameKeyRequest(volume="vol", bucket="buck", key="victim", toKey="moved")
+                )
+                moved = (await stub.lookupKey(lookup("moved"))).keyInfo
+                assert (
+                    moved.sseDataKey == victim.keyInfo.sseDataKey
+                    and moved.sseWrappedKey != stolen.wrapped_key
+                )  # type: ignore[union-attr]
+        finally:
+            await daemon.stop(0.5)
 
     run(body())
