@@ -245,15 +245,17 @@ class MultipartManager:
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
         part_checksum: str = "",
+        customer_key_md5: str = "",
     ) -> KeyRecord:
         """The key of the listed (part number, part name) parts; see the module's docstring. A
         `condition` the committed key fails refuses it, and the upload stays as it was. `part_checksum`
         names the part metadata entry (the S3 gateway's checksum) the key keeps for each part ("" if a part
-        lacks it)."""
+        lacks it). `customer_key_md5`: the SSE-C key the caller sent (check_customer_key)."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
+            check_customer_key(upload, customer_key_md5)
             old = om.find_key(volume, bucket, key)
             conditions.check(condition, old, key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
@@ -365,6 +367,24 @@ def check_part_number(number: int) -> None:
     if not 1 <= number <= MAX_PART_NUMBER:
         raise OMException(
             OMResultCode.INVALID_REQUEST, f"part number {number}: parts are numbered 1 to {MAX_PART_NUMBER}"
+        )
+
+
+def check_customer_key(upload: MultipartUploadRecord, customer_key_md5: str) -> None:
+    """An SSE-C key sent to complete an upload must be the upload's (its parts were written with it; R36
+    F9): another is PERMISSION_DENIED (S3's AccessDenied, as for a part), one for an upload not SSE-C
+    INVALID_REQUEST. None sent passes: Amazon needs it on completion only for a checksum it recomputes."""
+    if not customer_key_md5:
+        return
+    encryption = upload.encryption
+    if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_C:
+        raise OMException(
+            OMResultCode.INVALID_REQUEST, f"{upload.key}: upload {upload.upload_id} is not SSE-C encrypted"
+        )
+    if encryption.customer_key_md5 != customer_key_md5:
+        raise OMException(
+            OMResultCode.PERMISSION_DENIED,
+            f"{upload.key}: upload {upload.upload_id} was written with another SSE-C key",
         )
 
 

@@ -609,11 +609,13 @@ def commit_multipart_part_request(
 def complete_multipart_upload_request(
     volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
     metadata: Mapping[str, str] | None, condition: KeyCondition | None, part_checksum: str = "",
+    customer_key_md5: str = "",
 ) -> om_pb.CompleteMultipartUploadRequest:  # fmt: skip
     return om_pb.CompleteMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
         parts=[om_pb.Part(partNumber=n, partName=name) for n, name in parts],
         condition=key_condition_to_proto(condition), partChecksumName=part_checksum,
+        sseCustomerKeyMD5=customer_key_md5,
     )  # fmt: skip
 
 

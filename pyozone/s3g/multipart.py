@@ -257,7 +257,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
 async def complete_multipart_upload(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
     sse.refuse_sse_s3_on_read(s3.headers)
-    sse.request_key(s3)  # SDKs send an SSE-C upload's key again (checked as given; the parts had it)
+    customer_key = sse.request_key(s3)  # SDKs send an SSE-C upload's key again: OM compares it
     request = xml.parse(await s3.body.read_all(), "CompleteMultipartUpload")
     parts: list[tuple[int, str]] = []
     claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
@@ -294,6 +294,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
                 condition=write_condition(s3.headers),
                 part_checksum=checksum[0].header if checksum is not None else "",  # kept for ObjectParts
+                customer_key=customer_key,
             )  # fmt: skip
         except OzoneClientError as e:
             refused = conditional_error(e, s3)

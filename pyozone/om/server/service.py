@@ -805,7 +805,8 @@ class OzoneManagerService:
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
-            request.partChecksumName, check=self._key_check(context, ACLType.WRITE, request),
+            request.partChecksumName, request.sseCustomerKeyMD5,
+            check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return wire.completed_key_answer(record)
 

@@ -242,6 +242,12 @@ def test_multipart_uploads_encrypt_each_part_and_read_back_by_range_and_part(cli
             assert refusal(client.upload_part, Bucket=BUCKET, Key=name, UploadId=upload, PartNumber=4,
                            Body=b"x", **customer(OTHER)) == (403, "AccessDenied")  # fmt: skip
         parts = [{"PartNumber": n, "ETag": e} for n, e in enumerate(etags, 1)]
+        if write is not SSE_S3:  # completed with another key than its parts': refused (R36 F9)
+            refused = refusal(
+                client.complete_multipart_upload, Bucket=BUCKET, Key=name, UploadId=upload,
+                MultipartUpload={"Parts": parts}, **customer(OTHER),
+            )  # fmt: skip
+            assert refused == (403, "AccessDenied")
         done = client.complete_multipart_upload(
             Bucket=BUCKET, Key=name, UploadId=upload, MultipartUpload={"Parts": parts}, **part_args
         )

@@ -224,3 +224,56 @@ def test_a_wrapped_key_copied_onto_another_record_does_not_open_and_a_rename_kee
             await daemon.stop(0.5)
 
     run(body())
+
+
+def test_an_sse_c_upload_is_completed_with_its_own_key_or_none(tmp_path: Path) -> None:
+    """R36 F9: CompleteMultipartUpload sending another SSE-C key than the upload's is refused (S3's
+    AccessDenied, as a part's), one for an upload not SSE-C too; none sent completes."""
+    customer, other = os.urandom(32), os.urandom(32)
+
+    async def body() -> None:
+        async with om(tmp_path) as stub:
+            root = As(stub, "root")
+            await root.createVolume(pb.CreateVolumeRequest(volume="vol"))
+            await root.createBucket(pb.CreateBucketRequest(volume="vol", bucket="buck"))
+
+            async def upload(key: str, **sse: object) -> str:
+                started = await root.initiateMultipartUpload(
+                    pb.InitiateMultipartUploadRequest(volume="vol", bucket="buck", key=key, **sse)
+                )
+                part = await root.openKey(
+                    pb.OpenKeyRequest(
+                        volume="vol",
+                        bucket="buck",
+                        key=key,
+                        multipartUploadID=started.uploadID,
+                        multipartNumber=1,
+                    )
+                )
+                await root.commitMultipartUploadPart(
+                    pb.CommitMultipartUploadPartRequest(
+                        volume="vol", bucket="buck", key=key, clientID=part.clientID,
+                        multipartUploadID=started.uploadID, multipartNumber=1, metadata={"ETag": "e1"},
+                    )
+                )  # fmt: skip
+                return started.uploadID
+
+            def complete(key: str, upload_id: str, md5: str) -> pb.CompleteMultipartUploadRequest:
+                return pb.CompleteMultipartUploadRequest(
+                    volume="vol", bucket="buck", key=key, uploadID=upload_id,
+                    parts=[pb.Part(partNumber=1, partName="e1")], sseCustomerKeyMD5=md5,
+                )  # fmt: skip
+
+            sse_c = await upload("c", sseAlgorithm=pb.SSE_C, sseCustomerKeyMD5=key_md5(customer))
+            assert "another SSE-C key" in await denied(
+                root.completeMultipartUpload, complete("c", sse_c, key_md5(other))
+            )
+            plain = await upload("p")
+            with pytest.raises(rpc.RpcError) as refused:
+                await root.completeMultipartUpload(complete("p", plain, key_md5(customer)))
+            assert "is not SSE-C encrypted" in (refused.value.details() or "")
+            await root.completeMultipartUpload(complete("p", plain, ""))
+            done = await root.completeMultipartUpload(complete("c", sse_c, key_md5(customer)))
+            assert done.keyInfo.sseCustomerKeyMD5 == key_md5(customer)
+
+    run(body())
