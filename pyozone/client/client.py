@@ -519,13 +519,16 @@ class AsyncOzoneClient:
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
         part_checksum: str = "",
+        customer_key: bytes | None = None,
     ) -> KeyInfo:
         """Commits the key of `parts` ((part number, ETag), ascending) at once; `metadata` is merged into
         the upload's; `condition`: only if the key meets it; `part_checksum`: the part metadata entry the
-        key keeps for each part (KeyInfo.part_checksums)."""
+        key keeps for each part (KeyInfo.part_checksums); `customer_key`: an SSE-C upload's, which OM
+        compares (by its MD5) when given."""
         return await self.om.complete_multipart_upload(
-            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum
-        )
+            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum,
+            key_md5(customer_key) if customer_key is not None else "",
+        )  # fmt: skip
 
     async def abort_multipart_upload(self, volume: str, bucket: str, key: str, upload_id: str) -> None:
         await self.om.abort_multipart_upload(volume, bucket, key, upload_id)

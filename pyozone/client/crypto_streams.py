@@ -36,7 +36,16 @@ def data_key_of(encryption: KeyEncryption, name: str, data_key: bytes, customer_
 
 
 class CryptoKeyOutputStream:
-    """A KeyOutputStream whose bytes are encrypted on the way in; everything else is the stream's."""
+    """A KeyOutputStream whose bytes are encrypted on the way in. Only what FORWARDED names is the inner
+    stream's (what describes the write, never a way to write): a data method the key streams gain later is
+    not reachable here, so it cannot send plaintext (R36 F11)."""
+
+    FORWARDED = frozenset(
+        {
+            "volume", "bucket", "key", "part", "client_id", "metadata", "key_info", "condition", "written",
+            "write_path", "retries", "exclude_list",
+        }
+    )  # fmt: skip
 
     def __init__(self, inner: KeyOutputStream, data_key: bytes, encryption: KeyEncryption) -> None:
         self._inner = inner
@@ -44,6 +53,8 @@ class CryptoKeyOutputStream:
         self.encryption = encryption
 
     def __getattr__(self, name: str) -> Any:
+        if name not in CryptoKeyOutputStream.FORWARDED:
+            raise AttributeError(f"{type(self).__name__} has no {name!r} (an encrypted key's stream)")
         return getattr(self._inner, name)
 
     async def write(self, data: bytes | bytearray | memoryview) -> int:
@@ -73,7 +84,7 @@ class CryptoKeyInputStream:
         assert encryption is not None
         self._inner = inner
         self._data_key = data_key
-        self._buffer_size = buffer_size
+        self.buffer_size = buffer_size
         self.info = inner.info
         self.size = inner.size
         # (start, iv) of each stretch encrypted from one iv: the whole key, or each part
@@ -113,7 +124,7 @@ class CryptoKeyInputStream:
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         while self.tell() < self.size:
-            yield await self.read(self._buffer_size)
+            yield await self.read(self.buffer_size)
 
     async def close(self) -> None:
         await self._inner.close()

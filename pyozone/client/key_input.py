@@ -28,6 +28,8 @@ class KeyInputStream:
     ) -> None:
         self.info = info
         self.size = info.data_size
+        self.buffer_size = config.buffer_size
+        """The largest piece `async for` (and the sync KeyReader's iteration) yields."""
         self._om = om
         self._config = config
         self._client_host = client_host
@@ -102,7 +104,7 @@ class KeyInputStream:
     async def __aiter__(self) -> AsyncIterator[bytes]:
         """Pieces of at most ozone.client.stream.buffer.size bytes from the current position."""
         while self._pos < self.size:
-            yield await self.read(self._config.buffer_size)
+            yield await self.read(self.buffer_size)
 
     async def close(self) -> None:
         for block in self._blocks:

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, TypeVar
 from pyozone.client import key_reader
 from pyozone.client.client import AsyncOzoneClient, Progress, Source
 from pyozone.client.config import ClientConfig
+from pyozone.client.crypto_streams import CryptoKeyInputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.config import OzoneConfiguration
@@ -85,7 +86,7 @@ class KeyWriter:
 class KeyReader:
     """The synchronous face of a KeyInputStream (a file-like object opened for binary reading)."""
 
-    def __init__(self, loop: _Loop, stream: KeyInputStream) -> None:
+    def __init__(self, loop: _Loop, stream: KeyInputStream | CryptoKeyInputStream) -> None:
         self._loop = loop
         self.stream = stream
         self.size = stream.size
@@ -104,7 +105,7 @@ class KeyReader:
         return self.stream.tell()
 
     def __iter__(self) -> Iterator[bytes]:
-        while piece := self.read(self.stream._config.buffer_size):
+        while piece := self.read(self.stream.buffer_size):
             yield piece
 
     def close(self) -> None:

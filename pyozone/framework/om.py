@@ -664,9 +664,10 @@ class OmClient:
     async def complete_multipart_upload(
         self, volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
         metadata: Mapping[str, str] | None, condition: KeyCondition | None = None, part_checksum: str = "",
+        customer_key_md5: str = "",
     ) -> KeyInfo:  # fmt: skip
         request = wire.complete_multipart_upload_request(
-            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum
+            volume, bucket, key, upload_id, parts, metadata, condition, part_checksum, customer_key_md5
         )
         return await self._call(
             "completeMultipartUpload", request, lambda r: wire.key_info_from_proto(r.keyInfo)

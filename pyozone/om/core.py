@@ -390,34 +390,36 @@ class OzoneManager:
         sse = sse or default_sse(plan.bucket_sse)
         if sse is None:
             return plan
-        encryption, data_key = self.new_encryption(sse)
-        return replace(plan, encryption=encryption, data_key=data_key)
+        return replace(plan, encryption=self.new_encryption(sse, volume, bucket, key))
 
-    def new_encryption(self, sse: SseRequest) -> tuple[KeyEncryption, bytes]:
-        """A new key's encryption and its data key: SSE-S3's fresh, wrapped under the newest master key
-        version (INVALID_KMS_PROVIDER without a keystore); SSE-C's is the customer's (b"": OM never sees
-        it), of which OM records the MD5 alone."""
+    def new_encryption(self, sse: SseRequest, volume: str, bucket: str, key: str) -> KeyEncryption:
+        """A new key's encryption: SSE-S3's fresh data key wrapped under the newest master key version
+        (INVALID_KMS_PROVIDER without a keystore; the writer gets it unwrapped from the answer's
+        `unwrapped_key`, never from anything recorded); SSE-C's is the customer's (OM never sees it), of
+        which OM records the MD5 alone."""
         if sse.algorithm is SseAlgorithm.SSE_C:
             if not valid_key_md5(sse.customer_key_md5):
                 raise OMException(
                     OMResultCode.INVALID_REQUEST, "SSE-C needs the base64 MD5 of the customer key"
                 )
-            return KeyEncryption(SseAlgorithm.SSE_C, new_iv(), customer_key_md5=sse.customer_key_md5), b""
+            return KeyEncryption(SseAlgorithm.SSE_C, new_iv(), customer_key_md5=sse.customer_key_md5)
         if self.master_keys is None:
             raise OMException(
                 OMResultCode.INVALID_KMS_PROVIDER, f"SSE-S3: no master keystore ({KEYSTORE_KEY})"
             )
-        data_key = new_data_key()
-        wrapped, version = self.master_keys.wrap(data_key)
-        return KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), wrapped, version), data_key
+        wrapped, version = self.master_keys.wrap(new_data_key(), f"/{volume}/{bucket}/{key}")
+        return KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), wrapped, version)
 
     def data_key(self, record: KeyRecord) -> bytes:
         """The SSE-S3 data key of a key (unwrapped), b"" for any other: only for a caller its ACLs allow to
         read or write it (the caller checks, as Ozone's KMS checks DECRYPT_EEK)."""
-        return b"" if record.encryption is None else self.unwrapped_key(record.encryption, record.key)
+        if record.encryption is None:
+            return b""
+        return self.unwrapped_key(record.encryption, record.volume, record.bucket, record.key)
 
-    def unwrapped_key(self, encryption: KeyEncryption, key: str) -> bytes:
-        """SSE-S3's data key unwrapped (INVALID_KMS_PROVIDER when no master key opens it); b"" for SSE-C."""
+    def unwrapped_key(self, encryption: KeyEncryption, volume: str, bucket: str, key: str) -> bytes:
+        """SSE-S3's data key of /volume/bucket/key unwrapped (INVALID_KMS_PROVIDER when no master key opens
+        it for that object); b"" for SSE-C."""
         if encryption.algorithm is not SseAlgorithm.SSE_S3:
             return b""
         if self.master_keys is None:
@@ -425,9 +427,11 @@ class OzoneManager:
                 OMResultCode.INVALID_KMS_PROVIDER, f"SSE-S3: no master keystore ({KEYSTORE_KEY})"
             )
         try:
-            return self.master_keys.unwrap(encryption.wrapped_key, encryption.master_key_version)
+            return self.master_keys.unwrap(
+                encryption.wrapped_key, encryption.master_key_version, f"/{volume}/{bucket}/{key}"
+            )
         except MasterKeyError as e:
-            raise OMException(OMResultCode.INVALID_KMS_PROVIDER, f"{key}: {e}") from None
+            raise OMException(OMResultCode.INVALID_KMS_PROVIDER, str(e)) from None
 
     def open_planned(self, plan: OpenKeyPlan) -> OpenKeySession:
         """The planned blocks from SCM (through the batcher, blocking), recorded."""
@@ -509,7 +513,7 @@ class OzoneManager:
                 )
             )
             self.commit(ops)
-        return OpenKeySession(record, client_id, tuple(allocated), capacity, plan.data_key)
+        return OpenKeySession(record, client_id, tuple(allocated), capacity)
 
     def allocate_block(
         self, volume: str, bucket: str, key: str, client_id: int, excluded: ExcludeList | None = None
@@ -771,7 +775,10 @@ class OzoneManager:
                 return
             if self.store.get(KEY_TABLE, key_key(volume, bucket, to_key)) is not None:
                 raise OMException(OMResultCode.KEY_ALREADY_EXISTS, f"key {volume}/{bucket}/{to_key}")
-            renamed = replace(record, key=to_key, modification_ms=self._now())
+            renamed = replace(
+                record, key=to_key, modification_ms=self._now(),
+                encryption=self._rewrapped(record, to_key),
+            )  # fmt: skip
             self.commit(
                 [
                     (KEY_TABLE, key_key(volume, bucket, key), None),
@@ -783,6 +790,17 @@ class OzoneManager:
                 ]
             )
         log.debug("renamed key %s/%s/%s to %s", volume, bucket, key, to_key)
+
+    def _rewrapped(self, record: KeyRecord, to_key: str) -> KeyEncryption | None:
+        """A renamed key's encryption: an SSE-S3 data key is bound to its object's name (master_keys.py),
+        so it is wrapped again for the new one."""
+        encryption = record.encryption
+        if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_S3:
+            return encryption
+        data_key = self.unwrapped_key(encryption, record.volume, record.bucket, record.key)
+        assert self.master_keys is not None  # unwrapped_key refused it else
+        wrapped, version = self.master_keys.wrap(data_key, f"/{record.volume}/{record.bucket}/{to_key}")
+        return replace(encryption, wrapped_key=wrapped, master_key_version=version)
 
     def set_key_tags(self, volume: str, bucket: str, key: str, tags: Mapping[str, str]) -> KeyRecord:
         """Replaces the key's tag set (S3's PutObjectTagging; empty: DeleteObjectTagging). The key is not

@@ -4,7 +4,7 @@ read."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyozone.hdds.block import ExcludeList
@@ -38,7 +38,6 @@ class OpenKeyPlan:
     parent_acls: Acls
     bucket_sse: bool = False  # the bucket's S3 default encryption
     encryption: KeyEncryption | None = None
-    data_key: bytes = field(default=b"", repr=False)  # SSE-S3's, for the writer; never recorded
 
     @property
     def allocating(self) -> str:
@@ -55,7 +54,6 @@ class OpenKeySession:
     client_id: int
     allocated: tuple[BlockLocation, ...]
     block_length: int
-    data_key: bytes = field(default=b"", repr=False)  # SSE-S3's, for the writer; never recorded
 
 
 @dataclass(frozen=True, slots=True)

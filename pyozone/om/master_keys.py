@@ -4,14 +4,19 @@ Ozone leaves this to a KMS (hadoop.security.key.provider.path; the bucket encryp
 generateEncryptedKey / decryptEncryptedKey); pyozone's OM is its own KMS for SSE-S3. `om --init` creates
 the keystore (0600) with version 1; rotation adds a version, which wraps every new data key, while a
 wrapped key names the version that wrapped it, so older objects stay readable. Wrapping is AES-256-GCM
-with the version as associated data: a wrapped key altered, or unwrapped with another version, fails.
+with the version and the object's name (/volume/bucket/key) as associated data: a wrapped key altered,
+unwrapped with another version, or copied onto another object's record, fails (R36 F12; a key wrapped
+before names were bound fails too, as INVALID_KMS_PROVIDER: that format was never released).
 
-The file is JSON {"versions": {"1": "<base64 key>", ...}}, written whole to a temporary file and renamed.
+The file is JSON {"versions": {"1": "<base64 key>", ...}}, written whole to a temporary file (synced) and
+renamed.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import os
 import threading
@@ -26,6 +31,8 @@ from pyozone.hdds.security.sse import KEY_BYTES
 KEYSTORE_KEY = "ozone.om.sse.master.keystore"
 """The keystore's path; unset: s3-sse-master.keystore in OM's metadata directory (ozone.om.db.dirs)."""
 KEYSTORE_FILE = "s3-sse-master.keystore"
+KEYSTORE_ID = "#SSEKEYSTOREID"
+"""om.db's meta row naming the keystore its SSE-S3 keys are wrapped with (MasterKeyStore.keystore_id)."""
 _NONCE = 12
 
 
@@ -44,9 +51,9 @@ class MasterKeyStore:
         """A new keystore with version 1 (refused where one exists: its keys would be lost)."""
         if path.exists():
             raise MasterKeyError(f"{path}: a keystore exists already")
-        store = cls(path, {1: os.urandom(KEY_BYTES)})
-        store._write()
-        return store
+        versions = {1: os.urandom(KEY_BYTES)}
+        _write(path, versions)
+        return cls(path, versions)
 
     @classmethod
     def load(cls, path: Path) -> MasterKeyStore:
@@ -74,45 +81,68 @@ class MasterKeyStore:
         return max(self._versions)
 
     @property
+    def keystore_id(self) -> str:
+        """Names this keystore without revealing a key: a check value of its first version (HMAC-SHA256 of
+        a fixed label, 16 bytes hex). OM records it in om.db, so a start with another keystore, or with
+        none where om.db's keys need one, is refused (R36 F2, F4)."""
+        first = self._versions[min(self._versions)]
+        return hmac.new(first, b"pyozone-sse-keystore-id", hashlib.sha256).hexdigest()[:32]
+
+    @property
     def versions(self) -> tuple[int, ...]:
         return tuple(sorted(self._versions))
 
     def rotate(self) -> int:
-        """Adds a version, which wraps every data key from now on; the new version's number."""
+        """Adds a version, which wraps every data key from now on; the new version's number. The file
+        holds it (synced, renamed, its directory synced) before any key is wrapped under it: a failed
+        write leaves the old version current (R36 F3)."""
         with self._lock:
             version = self.current_version + 1
-            self._versions[version] = os.urandom(KEY_BYTES)
-            self._write()
+            versions = {**self._versions, version: os.urandom(KEY_BYTES)}
+            _write(self.path, versions)
+            self._versions = versions  # one reference swap: `wrap` reads either dict whole
         return version
 
-    def wrap(self, data_key: bytes) -> tuple[bytes, int]:
-        """`data_key` wrapped under the current version, and that version."""
-        version = self.current_version
+    def wrap(self, data_key: bytes, bound: str) -> tuple[bytes, int]:
+        """`data_key` wrapped under the current version for the object `bound` (its /volume/bucket/key),
+        and that version."""
+        versions = self._versions
+        version = max(versions)
         nonce = os.urandom(_NONCE)
-        return nonce + AESGCM(self._versions[version]).encrypt(nonce, data_key, _aad(version)), version
+        return nonce + AESGCM(versions[version]).encrypt(nonce, data_key, _aad(version, bound)), version
 
-    def unwrap(self, wrapped: bytes, version: int) -> bytes:
+    def unwrap(self, wrapped: bytes, version: int, bound: str) -> bytes:
         key = self._versions.get(version)
         if key is None:
             raise MasterKeyError(f"master key version {version} is not in {self.path}")
         try:
-            return AESGCM(key).decrypt(wrapped[:_NONCE], wrapped[_NONCE:], _aad(version))
+            return AESGCM(key).decrypt(wrapped[:_NONCE], wrapped[_NONCE:], _aad(version, bound))
         except InvalidTag:
-            raise MasterKeyError(f"a data key does not open with master key version {version}") from None
-
-    def _write(self) -> None:
-        body = {"versions": {str(v): base64.b64encode(k).decode() for v, k in sorted(self._versions.items())}}
-        partial = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(body, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(partial, self.path)
+            raise MasterKeyError(
+                f"a data key does not open with master key version {version} for {bound} (altered, or "
+                "wrapped for another object)"
+            ) from None
 
 
-def _aad(version: int) -> bytes:
-    return f"pyozone-sse-master-v{version}".encode()
+def _write(path: Path, versions: dict[int, bytes]) -> None:
+    """The keystore file whole: a temporary file synced, renamed over it, the directory synced."""
+    body = {"versions": {str(v): base64.b64encode(k).decode() for v, k in sorted(versions.items())}}
+    partial = path.with_name(path.name + ".tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(body, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _aad(version: int, bound: str) -> bytes:
+    return f"pyozone-sse-master-v{version}:{bound}".encode()
 
 
 def keystore_path(conf: OzoneConfiguration, metadata_dir: Path) -> Path:
@@ -121,9 +151,26 @@ def keystore_path(conf: OzoneConfiguration, metadata_dir: Path) -> Path:
     return Path(named) if named else metadata_dir / KEYSTORE_FILE
 
 
-def open_keystore(path: Path, create: bool) -> MasterKeyStore | None:
-    """The keystore at `path`; a missing one is created when `create` (`om --init`, a lone OM's first
-    start), else None (SSE-S3 is refused until it is there). A file that is not one is MasterKeyError."""
+def open_keystore(path: Path, create: bool, recorded: str | None) -> MasterKeyStore | None:
+    """The keystore at `path`, which must be the one om.db `recorded` (its KEYSTORE_ID row; None: om.db
+    names none yet). A missing one is created when `create` and om.db names none (`om --init`, a lone
+    OM's start of an om.db without SSE-S3 keys), else None (SSE-S3 is refused until it is there); missing
+    where om.db names one, or another keystore, is MasterKeyError: a new master key would leave every
+    SSE-S3 key om.db holds unreadable. A file that is not a keystore is MasterKeyError."""
     if path.exists():
-        return MasterKeyStore.load(path)
-    return MasterKeyStore.create(path) if create else None
+        store = MasterKeyStore.load(path)
+    elif recorded is not None:
+        raise MasterKeyError(
+            f"{path}: missing, while om.db's SSE-S3 data keys are wrapped under keystore {recorded}: put "
+            "that file back (OM makes no new one in its place: every SSE-S3 object would be unreadable)"
+        )
+    elif create:
+        return MasterKeyStore.create(path)
+    else:
+        return None
+    if recorded is not None and store.keystore_id != recorded:
+        raise MasterKeyError(
+            f"{path}: keystore {store.keystore_id}, while om.db's SSE-S3 data keys are wrapped under "
+            f"keystore {recorded}: put that file here (the OMs of an HA service share one)"
+        )
+    return store

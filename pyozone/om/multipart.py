@@ -35,7 +35,7 @@ from pyozone.hdds.om_records import (
 )
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyCondition
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.hdds.security.sse import KeyEncryption, SseRequest, new_iv
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm, SseRequest, new_iv
 from pyozone.om import conditions, object_lock, quota
 from pyozone.om.core import OzoneManager, default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
@@ -126,7 +126,7 @@ class MultipartManager:
             parent = om.info_bucket(volume, bucket)
             object_lock.check_write(parent, metadata, om.clock.wall_ms())
             sse = sse or default_sse(parent.sse_default)
-            encryption = om.new_encryption(sse)[0] if sse is not None else None
+            encryption = om.new_encryption(sse, volume, bucket, key) if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(
@@ -164,12 +164,12 @@ class MultipartManager:
         with an iv of the part's own: a part written again never reuses a key stream."""
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
+        check_part_writer(upload, creator)
         plan = self.om.plan_open_key_as(
             volume, bucket, key, data_size, upload.replication, excluded, creator=creator
         )
         if upload.encryption is not None:
-            encryption = replace(upload.encryption, iv=new_iv())
-            plan = replace(plan, encryption=encryption, data_key=self.om.unwrapped_key(encryption, key))
+            plan = replace(plan, encryption=replace(upload.encryption, iv=new_iv()))
         return self.om.open_planned(plan)
 
     def commit_part(
@@ -245,15 +245,17 @@ class MultipartManager:
         metadata: Mapping[str, str] | None = None,
         condition: KeyCondition | None = None,
         part_checksum: str = "",
+        customer_key_md5: str = "",
     ) -> KeyRecord:
         """The key of the listed (part number, part name) parts; see the module's docstring. A
         `condition` the committed key fails refuses it, and the upload stays as it was. `part_checksum`
         names the part metadata entry (the S3 gateway's checksum) the key keeps for each part ("" if a part
-        lacks it)."""
+        lacks it). `customer_key_md5`: the SSE-C key the caller sent (check_customer_key)."""
         om = self.om
         with om.lock:
             parent = om.info_bucket(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
+            check_customer_key(upload, customer_key_md5)
             old = om.find_key(volume, bucket, key)
             conditions.check(condition, old, key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
@@ -365,6 +367,40 @@ def check_part_number(number: int) -> None:
     if not 1 <= number <= MAX_PART_NUMBER:
         raise OMException(
             OMResultCode.INVALID_REQUEST, f"part number {number}: parts are numbered 1 to {MAX_PART_NUMBER}"
+        )
+
+
+def check_customer_key(upload: MultipartUploadRecord, customer_key_md5: str) -> None:
+    """An SSE-C key sent to complete an upload must be the upload's (its parts were written with it; R36
+    F9): another is PERMISSION_DENIED (S3's AccessDenied, as for a part), one for an upload not SSE-C
+    INVALID_REQUEST. None sent passes: Amazon needs it on completion only for a checksum it recomputes."""
+    if not customer_key_md5:
+        return
+    encryption = upload.encryption
+    if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_C:
+        raise OMException(
+            OMResultCode.INVALID_REQUEST, f"{upload.key}: upload {upload.upload_id} is not SSE-C encrypted"
+        )
+    if encryption.customer_key_md5 != customer_key_md5:
+        raise OMException(
+            OMResultCode.PERMISSION_DENIED,
+            f"{upload.key}: upload {upload.upload_id} was written with another SSE-C key",
+        )
+
+
+def check_part_writer(upload: MultipartUploadRecord, creator: Ownership | None) -> None:
+    """An SSE-S3 upload's parts are written by its initiator alone (ACLs on): a part's open answers the
+    upload's data key, which is the completed object's, so another writer would learn the key of an
+    object it may not read (R36 F5). Amazon lets any s3:PutObject holder upload parts
+    (docs/differences.md); SSE-C's key is the customer's, which a writer must hold anyway."""
+    encryption = upload.encryption
+    if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_S3 or creator is None:
+        return
+    if creator.owner != upload.owner:
+        raise OMException(
+            OMResultCode.PERMISSION_DENIED,
+            f"{upload.key}: upload {upload.upload_id} is SSE-S3 encrypted: its parts are written by its "
+            f"initiator {upload.owner} alone",
         )
 
 

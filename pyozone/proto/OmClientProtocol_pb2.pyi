@@ -1156,7 +1156,7 @@ class Part(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition", "partChecksumName")
+    __slots__ = ("volume", "bucket", "key", "uploadID", "parts", "metadata", "condition", "partChecksumName", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1172,6 +1172,7 @@ class CompleteMultipartUploadRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
     PARTCHECKSUMNAME_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -1180,7 +1181,8 @@ class CompleteMultipartUploadRequest(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     condition: KeyCondition
     partChecksumName: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., partChecksumName: _Optional[str] = ...) -> None: ...
+    sseCustomerKeyMD5: str
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., uploadID: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[Part, _Mapping]]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., partChecksumName: _Optional[str] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class CompleteMultipartUploadResponse(_message.Message):
     __slots__ = ("keyInfo",)

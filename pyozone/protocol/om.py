@@ -609,11 +609,13 @@ def commit_multipart_part_request(
 def complete_multipart_upload_request(
     volume: str, bucket: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]],
     metadata: Mapping[str, str] | None, condition: KeyCondition | None, part_checksum: str = "",
+    customer_key_md5: str = "",
 ) -> om_pb.CompleteMultipartUploadRequest:  # fmt: skip
     return om_pb.CompleteMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, uploadID=upload_id, metadata=metadata,
         parts=[om_pb.Part(partNumber=n, partName=name) for n, name in parts],
         condition=key_condition_to_proto(condition), partChecksumName=part_checksum,
+        sseCustomerKeyMD5=customer_key_md5,
     )  # fmt: skip
 
 
@@ -804,6 +806,19 @@ def open_key_answer(
     for block in allocated:
         _fill_allocated(info.locations.add(), block, block_length)
     return answer
+
+
+def with_data_key(
+    answer: om_pb.OpenKeyResponse | bytes, unwrap: Callable[[KeyEncryption, str, str, str], bytes]
+) -> om_pb.OpenKeyResponse:
+    """openKey's answer (as executed, or its bytes replayed) with its data key `unwrap`ped from its
+    encryption: added after OM HA logged the answer, so no log entry or retry cache holds it."""
+    opened = om_pb.OpenKeyResponse.FromString(answer) if isinstance(answer, bytes) else answer
+    encryption = encryption_from_proto(opened.keyInfo)
+    if encryption is not None:
+        info = opened.keyInfo
+        info.sseDataKey = unwrap(encryption, info.volume, info.bucket, info.key)
+    return opened
 
 
 def allocate_block_answer(location: BlockLocation, length: int) -> om_pb.AllocateBlockResponse:

@@ -175,11 +175,13 @@ async def upload_part(s3: S3Request) -> web.Response:
         encryption = await sse.check_part_key(out, key)
         async with out:
             stored = await write_body(s3, out)
+            if key is not None:  # SSE-C: keyed as a single PUT's, never the plaintext's MD5 (R36 F6)
+                stored[ETAG] = sse.customer_etag(stored[ETAG], key)
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
     except SseKeyError as e:
-        raise sse.key_error(e) from None
+        raise sse.key_error(e, "part") from None
     headers = {"ETag": f'"{stored[ETAG]}"', **checksum_headers(stored), **sse.answer_headers(encryption)}
     return web.Response(status=200, headers=headers)
 
@@ -232,19 +234,20 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
                         if checksum is not None:
                             checksum.update(piece)
                         await out.write(piece)
-                out.metadata[ETAG] = md5.hexdigest()
+                etag = md5.hexdigest() if key is None else sse.customer_etag(md5.hexdigest(), key)
+                out.metadata[ETAG] = etag
                 if algorithm is not None and checksum is not None:
                     out.metadata[algorithm.header] = base64.b64encode(checksum.digest()).decode()
             committed = out.key_info
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
         except SseKeyError as e:
-            raise sse.key_error(e) from None
+            raise sse.key_error(e, "part") from None
     modified = committed.modification_time if committed is not None else 0
     body = xml.document(
         "CopyPartResult",
         xml.el("LastModified", xml.iso_time(modified)),
-        xml.el("ETag", f'"{md5.hexdigest()}"'),
+        xml.el("ETag", f'"{etag}"'),
         *(xml.el(f"Checksum{a.value}", v) for a in ChecksumAlgorithm if (v := out.metadata.get(a.header))),
     )
     headers = {"x-amz-copy-source-version-id": source_version} if source_version else {}
@@ -254,7 +257,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
 async def complete_multipart_upload(s3: S3Request) -> web.Response:
     upload_id = _upload_id(s3)
     sse.refuse_sse_s3_on_read(s3.headers)
-    sse.request_key(s3)  # SDKs send an SSE-C upload's key again (checked as given; the parts had it)
+    customer_key = sse.request_key(s3)  # SDKs send an SSE-C upload's key again: OM compares it
     request = xml.parse(await s3.body.read_all(), "CompleteMultipartUpload")
     parts: list[tuple[int, str]] = []
     claimed: dict[int, tuple[ChecksumAlgorithm, str]] = {}
@@ -291,6 +294,7 @@ async def complete_multipart_upload(s3: S3Request) -> web.Response:
                 s3.gateway.volume, s3.bucket, s3.key, upload_id, parts, metadata=metadata,
                 condition=write_condition(s3.headers),
                 part_checksum=checksum[0].header if checksum is not None else "",  # kept for ObjectParts
+                customer_key=customer_key,
             )  # fmt: skip
         except OzoneClientError as e:
             refused = conditional_error(e, s3)

@@ -390,7 +390,7 @@ async def open_copy_source(s3: S3Request) -> KeyInputStream:
             error = S3Error(S3ErrorCode.NoSuchVersion, Key=key, VersionId=version)
         raise error from None
     except SseKeyError as e:
-        raise sse.key_error(e) from None
+        raise sse.key_error(e, "copy source") from None
     info = stream.info
     try:
         sse.check_read_key(info.encryption, customer_key, copy_source=True)

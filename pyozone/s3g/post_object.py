@@ -21,7 +21,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.s3g import post_policy, xml
+from pyozone.s3g import post_policy, sse, xml
 from pyozone.s3g.acls import apply_form_acl, check_form_acl, expected_owners, form_acl
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.checksums import check_content_md5, decode_content_md5
@@ -83,7 +83,7 @@ async def post_object(
         raise sigv4.missing_form_field("key")
     if len(key.encode()) > MAX_KEY_BYTES:
         raise S3Error(S3ErrorCode.KeyTooLongError)
-    refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()))
+    refuse_unimplemented(fields, CIMultiDictProxy(CIMultiDict()), sse=True)  # SSE fields: `_store`
     if SUCCESS_REDIRECT in fields:  # sent back as the Location header: refused before the file is stored
         check_header_value(SUCCESS_REDIRECT, fields[SUCCESS_REDIRECT])
     acl = fields.get("acl")
@@ -175,19 +175,22 @@ async def _authenticate(gateway: Gateway, fields: CIMultiDictProxy[str]) -> str:
 async def _store(
     s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange
 ) -> tuple[str, dict[str, str]]:
-    """Streams the file into the key; returns its MD5 (the ETag) and the version it wrote, as PutObject
-    answers it (x-amz-version-id in a versioned bucket, R32's F7c). Commits only once the whole body
-    arrived and the file's size is within `length`."""
+    """Streams the file into the key, encrypted as its `x-amz-server-side-encryption*` fields (or its
+    bucket's default) ask, as PutObject; returns its ETag and the headers PutObject answers of what it
+    wrote (x-amz-version-id in a versioned bucket, R32's F7c; its encryption, R36 F10). Commits only once
+    the whole body arrived and the file's size is within `length`."""
     fields = s3.headers
     metadata = object_metadata(fields, from_form=True)
     tagging = fields.get(TAGGING)
     tags = {} if tagging is None else parse_tagging(tagging.encode())
     given_md5 = fields.get("Content-MD5")
     content_md5 = None if given_md5 is None else decode_content_md5(given_md5)
+    encryption = sse.requested(s3)
     try:
         out = await s3.gateway.client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=0, replication=storage_class(fields),
-            datastream=True, metadata=metadata, tags=tags,
+            datastream=True, metadata=metadata, tags=tags, sse_s3=encryption.sse_s3,
+            customer_key=encryption.customer_key,
         )  # fmt: skip
     except OzoneClientError as e:
         raise conditional_error(e, s3) from None
@@ -206,10 +209,14 @@ async def _store(
                     raise _too_small(size, length.low)
             if content_md5 is not None:
                 check_content_md5(md5.digest(), content_md5)
-            out.metadata[ETAG] = md5.hexdigest()
+            etag = md5.hexdigest()
+            if encryption.customer_key is not None:
+                etag = sse.customer_etag(etag, encryption.customer_key)
+            out.metadata[ETAG] = etag
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
-    return md5.hexdigest(), version_headers(out.key_info)
+    assert out.key_info is not None
+    return etag, version_headers(out.key_info) | sse.answer_headers(out.key_info.encryption)
 
 
 def _basename(filename: str) -> str:

@@ -138,12 +138,7 @@ def check_read_key(encryption: KeyEncryption | None, key: bytes | None, copy_sou
     missing, or given for an object not encrypted with one; 403 AccessDenied for another key)."""
     sse_c = encryption is not None and encryption.algorithm is SseAlgorithm.SSE_C
     if key is None and sse_c:
-        what = "copy source" if copy_source else "object"
-        raise S3Error(
-            S3ErrorCode.InvalidRequest,
-            f"The {what} was stored using a form of Server Side Encryption. The correct parameters must be "
-            f"provided to retrieve the {what}.",
-        )
+        raise key_missing("copy source" if copy_source else "object")
     if key is not None and not sse_c:
         raise S3Error(
             S3ErrorCode.InvalidRequest, "The encryption parameters are not applicable to this object."
@@ -152,11 +147,25 @@ def check_read_key(encryption: KeyEncryption | None, key: bytes | None, copy_sou
         raise S3Error(S3ErrorCode.AccessDenied)
 
 
-def key_error(e: SseKeyError) -> S3Error:
-    """The client's refusal of an encrypted key read without its key, in S3's words (check_read_key)."""
-    if e.missing:
-        return S3Error(S3ErrorCode.InvalidRequest, str(e))
-    return S3Error(S3ErrorCode.AccessDenied)
+def key_missing(what: str) -> S3Error:
+    """Amazon's InvalidRequest for an SSE-C `what` ("object", "copy source", "part") asked without its key."""
+    if what == "part":
+        return S3Error(
+            S3ErrorCode.InvalidRequest,
+            "The multipart upload initiate requested encryption. Subsequent part requests must include the "
+            "appropriate encryption parameters.",
+        )
+    return S3Error(
+        S3ErrorCode.InvalidRequest,
+        f"The {what} was stored using a form of Server Side Encryption. The correct parameters must be "
+        f"provided to retrieve the {what}.",
+    )
+
+
+def key_error(e: SseKeyError, what: str = "object") -> S3Error:
+    """The client's refusal of an encrypted key read or part written without its key, in Amazon's words
+    (check_read_key): never the client's, which names OM's path of the key (R36 F9)."""
+    return key_missing(what) if e.missing else S3Error(S3ErrorCode.AccessDenied)
 
 
 def answer_headers(encryption: KeyEncryption | None) -> dict[str, str]:
@@ -183,14 +192,8 @@ async def check_part_key(
     encryption = out.encryption if isinstance(out, CryptoKeyOutputStream) else None
     try:
         check_read_key(encryption, key)
-    except S3Error as e:
+    except S3Error:  # a key missing was the client's SseKeyError already (key_error(e, "part"))
         await out.abort()
-        if e.code is S3ErrorCode.InvalidRequest and key is None:
-            raise S3Error(
-                S3ErrorCode.InvalidRequest,
-                "The multipart upload initiate requested encryption. Subsequent part requests must include "
-                "the appropriate encryption parameters.",
-            ) from None
         raise
     return encryption
 

@@ -61,6 +61,7 @@ from pyozone.om.core import OzoneManager
 from pyozone.om.db_checkpoint import CHECKPOINT_PATH, PackedCheckpoint
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.master_keys import (
+    KEYSTORE_ID,
     KEYSTORE_KEY,
     MasterKeyError,
     MasterKeyStore,
@@ -273,7 +274,8 @@ class OmDaemon:
             sync=self.node is None,
         )  # fmt: skip
         core = OzoneManager(self.store, self.scm, self.settings, self.clock)
-        core.master_keys = self._master_keys(create=self.node is None)
+        lone = self.node is None
+        core.master_keys = self._master_keys(self.store, create=lone, record=lone)
         if self.node is not None:
             await self._start_raft(self.node, core)
         self.key_deleting = KeyDeletingService(core)
@@ -328,21 +330,48 @@ class OmDaemon:
         if self.scm is None:
             self.scm = GrpcScm(self.conf, tls=self.tls)
         storage = await self._bind_cluster()
-        OMMetadataStore(self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate).close()
-        self._master_keys(create=True)
+        store = OMMetadataStore(self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate)
+        try:
+            self._master_keys(store, create=self._makes_keystore(), record=True)
+        finally:
+            store.close()
         return storage, not existed
 
-    def _master_keys(self, create: bool) -> MasterKeyStore | None:
-        """SSE-S3's master keystore (om/master_keys.py): created by `om --init` and a lone OM's start; the
-        OMs of an HA service must share one (copied before their first start), so theirs only load it."""
+    def _makes_keystore(self) -> bool:
+        """`om --init` makes the keystore of a lone OM, or of the first OM `ozone.om.nodes.SERVICE` names:
+        the OMs of an HA service share that one; `om --init` of another refuses until it is copied there
+        (R36 F4: three OMs with three keys under one version number fail at the first failover)."""
+        if self.node is None:
+            return True
+        first = om_service_nodes(self.conf, self.node.service_id)[0].node_id
         path = keystore_path(self.conf, self.metadata_dir)
+        if first != self.node.node_id and not path.exists():
+            raise ServerStartError(
+                f"{KEYSTORE_KEY}: {path} is missing: the OMs of service {self.node.service_id} share one SSE "
+                f"master keystore, which `om --init` makes on {first}: copy {first}'s file here (0600), "
+                "then run `om --init` again"
+            )
+        return first == self.node.node_id
+
+    def _master_keys(self, store: OMMetadataStore, create: bool, record: bool) -> MasterKeyStore | None:
+        """SSE-S3's master keystore (om/master_keys.py), bound to om.db: created by `om --init` and a lone
+        OM's start of an om.db that names none, which records its id (KEYSTORE_ID); a start with another
+        keystore, or none where om.db names one, is refused. `record`: om.db naming none records this one's
+        id (`om --init`, a lone OM's start; an HA member's start compares only: its om.db is the Raft
+        group's, the id comes with its `om --init` or the leader's checkpoint)."""
+        path = keystore_path(self.conf, self.metadata_dir)
+        raw = store.get(META_TABLE, KEYSTORE_ID)
+        recorded = raw.decode() if raw is not None else None
         try:
-            store = open_keystore(path, create)
+            keys = open_keystore(path, create, recorded)
         except (MasterKeyError, OSError) as e:
             raise ServerStartError(f"{KEYSTORE_KEY}: {e}") from None
-        if store is None:
+        if keys is None:
             log.warning("no SSE master keystore at %s (%s): SSE-S3 writes are refused", path, KEYSTORE_KEY)
-        return store
+        elif recorded is None and record:
+            store.write([(META_TABLE, KEYSTORE_ID, keys.keystore_id.encode())])
+            store.sync()
+        return keys
 
     async def _start_raft(self, node: OmNodeDetails, core: OzoneManager) -> None:
         """This OM's member of its service's Raft group, applying into om.db (om/server/ha.py)."""

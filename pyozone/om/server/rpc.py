@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 Handler = Callable[[Any, Any, CallContext], Awaitable[Any]]
+Finish = Callable[[Any, Any], Any]
+"""(service, answer) -> what the caller is sent: the answer executed or replayed (a message or bytes)."""
 
 REQUEST_TYPES = {
     "listVolumes": "ListVolume",
@@ -66,9 +68,11 @@ def parse(convert: Callable[..., R], *args: Any) -> R:
         raise OMException(OMResultCode.INVALID_REQUEST, str(e)) from None
 
 
-def rpc(handler: Handler) -> Handler:
+def rpc(handler: Handler, finish: Finish | None = None) -> Handler:
     """The handler, observed by its service's `observe` (a RequestObserver): every request once, failed
-    when it ends in any error status."""
+    when it ends in any error status. `finish` completes its answer after execution, outside what OM HA
+    logs and keeps in its retry cache (a replayed answer is finished again): what must never be stored,
+    as an SSE-S3 data key, is added there."""
     name = handler.__name__
     kind = request_type(name)
 
@@ -87,6 +91,8 @@ def rpc(handler: Handler) -> Handler:
                     context,
                     caller.user if caller is not None else "",
                 )
+            if finish is not None:
+                answer = finish(self, answer)
             failed = False
             return answer
         except AbortError:
@@ -104,6 +110,11 @@ def rpc(handler: Handler) -> Handler:
             self.observe(kind, time.perf_counter() - started, failed)
 
     return wrapper
+
+
+def rpc_finished(finish: Finish) -> Callable[[Handler], Handler]:
+    """`rpc` with a `finish` step."""
+    return functools.partial(rpc, finish=finish)
 
 
 async def abort_with(context: CallContext, refusal: AnsweredStatus | OMException) -> NoReturn:

@@ -41,7 +41,7 @@ from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
 from pyozone.om.server.durability import DurableGate
 from pyozone.om.server.ha import CALL, OmReplication
-from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc
+from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc, rpc_finished
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.protocol import om as wire
 from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto
@@ -284,7 +284,7 @@ class OzoneManagerService:
         return wire.buckets_answer(records)
 
     # ------------------------------------------------------------------ writing keys
-    @rpc
+    @rpc_finished(lambda service, answer: service.with_data_key(answer))
     async def openKey(self, request: pb.OpenKeyRequest, context: Context) -> pb.OpenKeyResponse:
         excluded = parse(wire.excluded, request)
         size = parse(integer, request.dataSize, "dataSize")
@@ -320,12 +320,17 @@ class OzoneManagerService:
 
             session = await self._on_loop(open_key)
         answer = wire.open_key_answer(session.key, session.client_id, session.allocated, session.block_length)
-        answer.keyInfo.sseDataKey = session.data_key
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
         # fullest replica): the datanodes hold a write to it (write_max_length for a full block)
         replica_length = replica_bytes(session.key.replication, session.block_length)
         await self._sign(answer.keyInfo.locations, context, READ_WRITE, replica_length)
         return answer
+
+    def with_data_key(self, answer: pb.OpenKeyResponse | bytes) -> pb.OpenKeyResponse:
+        """openKey's answer (as executed, or its bytes replayed from the retry cache) with its SSE-S3 data
+        key unwrapped for the writer: added after the call's Raft entry and retry cache record were made,
+        which keep the wrapped key alone (R36 F1)."""
+        return wire.with_data_key(answer, self.core.unwrapped_key)
 
     def _requested_replication(
         self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
@@ -809,7 +814,7 @@ class OzoneManagerService:
         record = await self._run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
-            request.partChecksumName,
+            request.partChecksumName, request.sseCustomerKeyMD5,
             check=self._locking_write(
                 self.access.caller(context), request, self._key_check(context, ACLType.WRITE, request)
             ),

@@ -146,6 +146,29 @@ def test_sse_c_needs_the_same_key_to_read(client) -> None:  # type: ignore[no-un
     assert refusal(client.get_object, Bucket=BUCKET, Key="c-s3", **customer()) == (400, "InvalidRequest")
 
 
+def test_a_key_missing_is_refused_in_amazon_s_words(client) -> None:  # type: ignore[no-untyped-def]
+    """R36 F9: GET, a copy's source and UploadPart without the SSE-C key say what Amazon says, never OM's
+    path of the key."""
+    client.put_object(Bucket=BUCKET, Key="c-words", Body=b"x", **customer())
+    upload = client.create_multipart_upload(Bucket=BUCKET, Key="c-words-mpu", **customer())["UploadId"]
+
+    def message(call: Any, **kwargs: Any) -> str:
+        with pytest.raises(ClientError) as e:
+            call(**kwargs)
+        assert e.value.response["Error"]["Code"] == "InvalidRequest"
+        return str(e.value.response["Error"]["Message"])
+
+    stored = "was stored using a form of Server Side Encryption. The correct parameters must be provided"
+    got = message(client.get_object, Bucket=BUCKET, Key="c-words", Range="bytes=0-0")
+    assert got.startswith(f"The object {stored}") and "/s3v/" not in got
+    got = message(client.copy_object, Bucket=BUCKET, Key="t", CopySource=f"{BUCKET}/c-words")
+    assert got.startswith(f"The copy source {stored}")
+    got = message(
+        client.upload_part, Bucket=BUCKET, Key="c-words-mpu", UploadId=upload, PartNumber=1, Body=b"x"
+    )
+    assert got.startswith("The multipart upload initiate requested encryption. Subsequent part requests")
+
+
 def test_sse_c_malformed_keys_are_refused(client) -> None:  # type: ignore[no-untyped-def]
     bad_md5 = {**customer(), "SSECustomerKeyMD5": customer(OTHER)["SSECustomerKeyMD5"]}
     put = client.put_object
@@ -219,6 +242,12 @@ def test_multipart_uploads_encrypt_each_part_and_read_back_by_range_and_part(cli
             assert refusal(client.upload_part, Bucket=BUCKET, Key=name, UploadId=upload, PartNumber=4,
                            Body=b"x", **customer(OTHER)) == (403, "AccessDenied")  # fmt: skip
         parts = [{"PartNumber": n, "ETag": e} for n, e in enumerate(etags, 1)]
+        if write is not SSE_S3:  # completed with another key than its parts': refused (R36 F9)
+            refused = refusal(
+                client.complete_multipart_upload, Bucket=BUCKET, Key=name, UploadId=upload,
+                MultipartUpload={"Parts": parts}, **customer(OTHER),
+            )  # fmt: skip
+            assert refused == (403, "AccessDenied")
         done = client.complete_multipart_upload(
             Bucket=BUCKET, Key=name, UploadId=upload, MultipartUpload={"Parts": parts}, **part_args
         )
@@ -318,11 +347,12 @@ def test_no_plaintext_reaches_the_datanodes(s3: S3Endpoint, client) -> None:  # 
     assert client.get_object(Bucket=BUCKET, Key="pattern-s3")["Body"].read() == secret
 
 
-def test_sh_key_get_reads_an_sse_s3_object_and_refuses_an_sse_c_one(
+def test_sh_key_get_and_cat_read_an_sse_s3_object_and_refuse_an_sse_c_one(
     s3: S3Endpoint,
     client,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
+    """Every CLI command that reads a key's data (`sh key get`, `sh key cat`: R36 F7)."""
     data = os.urandom(70_000)
     client.put_object(Bucket=BUCKET, Key="native-s3", Body=data, **SSE_S3)
     client.put_object(Bucket=BUCKET, Key="native-c", Body=data, **customer())
@@ -334,6 +364,43 @@ def test_sh_key_get_reads_an_sse_s3_object_and_refuses_an_sse_c_one(
     refused = s3.cluster.pyozone("sh", "key", "get", *conf, f"/s3v/{BUCKET}/native-c", str(tmp_path / "c"))
     assert refused.code != 0 and "encrypted" in refused.err, refused
     assert not (tmp_path / "c").exists()
+    text = os.urandom(20_000).hex()  # the CLI's output is text: printable bytes
+    client.put_object(Bucket=BUCKET, Key="cat-s3", Body=text.encode(), **SSE_S3)
+    catted = s3.cluster.pyozone("sh", "key", "cat", *conf, f"/s3v/{BUCKET}/cat-s3")
+    assert catted.code == 0 and catted.out == text, catted.err
+    refused = s3.cluster.pyozone("sh", "key", "cat", *conf, f"/s3v/{BUCKET}/native-c")
+    assert refused.code != 0 and "encrypted" in refused.err and not refused.out, refused
+
+
+def test_an_sse_c_multipart_object_shows_no_plaintext_md5_without_its_key(client) -> None:  # type: ignore[no-untyped-def]
+    """R36 F6: each part's ETag (UploadPart, UploadPartCopy, ListParts) and the completed object's (in a
+    listing, which needs no key) are keyed as a single SSE-C PUT's, never the plaintext's MD5s."""
+    first, second = b"a" * PART, b"guessable"
+    client.put_object(Bucket=BUCKET, Key="etag-src", Body=second)
+    upload = client.create_multipart_upload(Bucket=BUCKET, Key="etag-c", **customer())["UploadId"]
+    e1 = client.upload_part(
+        Bucket=BUCKET, Key="etag-c", UploadId=upload, PartNumber=1, Body=first, **customer()
+    )
+    e2 = client.upload_part_copy(
+        Bucket=BUCKET,
+        Key="etag-c",
+        UploadId=upload,
+        PartNumber=2,
+        CopySource=f"{BUCKET}/etag-src",
+        **customer(),
+    )["CopyPartResult"]["ETag"]
+    md5s = [hashlib.md5(first).hexdigest(), hashlib.md5(second).hexdigest()]
+    assert e1["ETag"].strip('"') != md5s[0] and e2.strip('"') != md5s[1]
+    listed = client.list_parts(Bucket=BUCKET, Key="etag-c", UploadId=upload)["Parts"]
+    assert not {p["ETag"].strip('"') for p in listed} & set(md5s)
+    parts = [{"PartNumber": 1, "ETag": e1["ETag"]}, {"PartNumber": 2, "ETag": e2}]
+    client.complete_multipart_upload(
+        Bucket=BUCKET, Key="etag-c", UploadId=upload, MultipartUpload={"Parts": parts}, **customer()
+    )
+    guess = hashlib.md5(b"".join(bytes.fromhex(m) for m in md5s)).hexdigest() + "-2"
+    shown = {o["Key"]: o["ETag"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix="etag-c")["Contents"]}
+    assert shown["etag-c"].strip('"') != guess
+    assert client.get_object(Bucket=BUCKET, Key="etag-c", **customer())["Body"].read() == first + second
 
 
 def test_ofs_reads_an_sse_s3_object_from_any_offset(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]

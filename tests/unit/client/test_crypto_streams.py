@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pyozone.client.crypto_streams import CryptoKeyInputStream, CryptoKeyOutputStream, data_key_of
+from pyozone.client.sync import KeyReader, _Loop
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.hdds.security.sse import CtrCipher, KeyEncryption, SseAlgorithm, SseKeyError, key_md5, new_iv
 
@@ -100,3 +101,29 @@ def test_sse_c_needs_its_own_key() -> None:
     assert not other.value.missing
     with pytest.raises(SseKeyError):  # SSE-S3 without the data key OM would answer
         data_key_of(KeyEncryption(SseAlgorithm.SSE_S3, new_iv()), "/v/b/k", b"", None)
+
+
+def test_the_sync_reader_iterates_an_encrypted_key() -> None:
+    """R36 F7: `pyozone sh key cat` iterates a KeyReader, over a CryptoKeyInputStream for an encrypted key."""
+    data = os.urandom(10_000)
+    encryption = KeyEncryption(SseAlgorithm.SSE_S3, new_iv())
+    ciphertext = CtrCipher(KEY, encryption.iv).update(data)
+    loop = _Loop()
+    try:
+        stream = CryptoKeyInputStream(Stored(ciphertext, info(len(data), encryption)), KEY, 4096)  # type: ignore[arg-type]
+        pieces = list(KeyReader(loop, stream))
+    finally:
+        loop.stop()
+    assert b"".join(pieces) == data and [len(p) for p in pieces] == [4096, 4096, 1808]
+
+
+def test_the_encrypting_stream_forwards_no_way_to_write_around_it() -> None:
+    """R36 F11: what describes the write is the inner stream's; anything else (a data method the key
+    streams gain later) is not reachable through the wrapper, so no plaintext can pass by it."""
+    stored = Stored()
+    stored.written = 7  # type: ignore[attr-defined]
+    stored.write_vectored = stored.write  # type: ignore[attr-defined]
+    out = CryptoKeyOutputStream(stored, KEY, KeyEncryption(SseAlgorithm.SSE_S3, new_iv()))  # type: ignore[arg-type]
+    assert out.written == 7
+    with pytest.raises(AttributeError, match="write_vectored"):
+        out.write_vectored  # noqa: B018

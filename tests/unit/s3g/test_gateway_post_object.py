@@ -279,8 +279,28 @@ def test_anonymous_sigv2_tokens_and_bad_bodies_are_refused(gateway: GatewayOnThr
 
 
 def test_unimplemented_fields_are_refused(gateway: GatewayOnThread, s3: Any) -> None:
-    for fields in ({"acl": "aws-exec-read"}, {"x-amz-server-side-encryption": "AES256"}):
+    for fields in ({"acl": "aws-exec-read"}, {"x-amz-server-side-encryption": "aws:kms"}):
         assert post(gateway, presigned(s3, "k", fields, [fields]))[0] == 501
+
+
+def test_the_sse_field_encrypts_as_put_object_and_the_answer_says_so(
+    gateway: GatewayOnThread, s3: Any
+) -> None:
+    """R36 F10: `x-amz-server-side-encryption: AES256` stores the file SSE-S3, and the answer names the
+    encryption, also of a bucket's default encryption."""
+    sse = {"x-amz-server-side-encryption": "AES256"}
+    status, headers, body = post(gateway, presigned(s3, "sse.txt", sse, [sse]))  # empty: no datanodes here
+    assert status == 204, body
+    assert headers["x-amz-server-side-encryption"] == "AES256"
+    got = s3.get_object(Bucket=BUCKET, Key="sse.txt")
+    assert got["ServerSideEncryption"] == "AES256" and got["Body"].read() == b""
+    rule = {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    s3.put_bucket_encryption(Bucket=BUCKET, ServerSideEncryptionConfiguration={"Rules": [rule]})
+    try:
+        status, headers, body = post(gateway, presigned(s3, "default.txt"))
+        assert status == 204 and headers["x-amz-server-side-encryption"] == "AES256", body
+    finally:
+        s3.delete_bucket_encryption(Bucket=BUCKET)
 
 
 def test_the_acl_field(gateway: GatewayOnThread, s3: Any) -> None:

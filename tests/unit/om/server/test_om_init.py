@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pyozone.cli.main import main
-from pyozone.om.server import OmDaemon
+from pyozone.om.master_keys import KEYSTORE_FILE, MasterKeyStore
+from pyozone.om.server import OmDaemon, ServerStartError
 from pyozone.om.storage import read_om_storage
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_server import conf
@@ -47,3 +48,32 @@ def test_the_mode_flags_are_checked_first(tmp_path: Path, capsys: pytest.Capture
     assert "ozone.om.service.ids is not set" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["om", *site, "--init", "--bootstrap"])
+
+
+def test_a_lone_om_refuses_to_start_without_the_keystore_its_om_db_names(tmp_path: Path) -> None:
+    """R36 F2: a keystore lost at a restart is never replaced by a new one (every SSE-S3 key om.db holds
+    would be unreadable), nor is another keystore taken for it."""
+    scm = FakeScm()
+    init(tmp_path, scm)
+    keystore = tmp_path / KEYSTORE_FILE
+    saved = keystore.read_bytes()
+
+    async def start() -> None:
+        daemon = OmDaemon(conf(tmp_path), scm)
+        try:
+            await daemon.start()
+        finally:
+            await daemon.stop(0)
+
+    asyncio.run(start())
+    keystore.rename(tmp_path / "moved-away")
+    with pytest.raises(ServerStartError, match=f"{keystore}: missing, while om.db's SSE-S3 data keys"):
+        asyncio.run(start())
+    assert not keystore.exists()
+    MasterKeyStore.create(keystore)
+    with pytest.raises(ServerStartError, match=f"{keystore}: keystore [0-9a-f]+, while om.db's"):
+        asyncio.run(start())
+    keystore.unlink()
+    (tmp_path / "moved-away").rename(keystore)
+    asyncio.run(start())
+    assert keystore.read_bytes() == saved
