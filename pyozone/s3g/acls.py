@@ -1,8 +1,11 @@
 """S3 ACLs as Ozone's native ACLs (the mapping: hdds/s3_acl.py): Get/PutBucketAcl and Get/PutObjectAcl read
 and write OM's ACL of the bucket or key (getAcl, setAcl, as the request's user: OM checks READ_ACL and
 WRITE_ACL where ACLs are on), and x-amz-acl / x-amz-grant-* on PutObject, CopyObject and CreateBucket (and
-POST Object's `acl` field) set the new object's or bucket's ACL once it is written (a second OM call: until
-then it has its creator's default entries, which grant no one else anything).
+POST Object's `acl` field) are read before anything is written and sent with the write (openKey's and
+createBucket's acls), so OM records the ACL in the step that commits the object or bucket, never in a second
+call after it (R37's F1, F10). Its writer owns the new object (with ACLs off in OM: the entries it names) and
+so may name its ACL, as Amazon's object writer; replacing an object that has no owner record (ACLs off in
+OM) with an ACL needs what PutObjectAcl needs on it (R37's F7).
 
 The gateway checks S3's default grants too, for a cluster whose OM has no ACLs: the owner (and, for an
 object, the bucket's owner) may read and write an ACL; anyone else needs READ_ACP / WRITE_ACP in it (its
@@ -19,17 +22,20 @@ from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_acl
 from pyozone.hdds.s3_acl import AclError, Grant
 from pyozone.hdds.s3_public_access import PUBLIC_CANNED_ACLS
-from pyozone.hdds.security.acl import ACLType, Caller, ResourceType, granted
+from pyozone.hdds.security.acl import Acls, ACLType, Caller, ResourceType, granted
 from pyozone.protocol.acl import ObjectPath
 from pyozone.s3g import buckets, objects
 from pyozone.s3g.buckets import bucket_owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, OWNER_CANNED_ACLS, sets_acl
+from pyozone.s3g.headers import CANNED_ACL, GRANT_HEADERS, OBJECT_OWNERSHIP, OWNER_CANNED_ACLS, sets_acl
 from pyozone.s3g.objects import COPY_SOURCE, copy_source
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.policy import COPIES, BucketAccess, acls_enabled, bucket_access
 from pyozone.s3g.request import S3Request
 from pyozone.s3g.routing import Operation
+
+KEY_NOT_FOUND = "KEY_NOT_FOUND"
+PERMISSION_DENIED = "PERMISSION_DENIED"
 
 APPLIED = frozenset(
     {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_BUCKET, Operation.PUT_BUCKET_ACL,
@@ -98,24 +104,18 @@ def form_acl(name: str) -> None:
         raise acl_error(e) from None
 
 
-async def check_form_acl(s3: S3Request, name: str) -> None:
+async def form_object_acl(s3: S3Request, name: str) -> Acls:
     """Before the form's file is stored: as acting_user checks x-amz-acl (BlockPublicAcls: AccessDenied;
-    ACLs disabled: AccessControlListNotSupported for any but the owner's)."""
+    ACLs disabled: AccessControlListNotSupported for any but the owner's), then the entries the new key is
+    committed with (_object_acl)."""
     access = await bucket_access(s3.gateway, s3.bucket)
     if access.public_access_block.BlockPublicAcls and name.strip() in PUBLIC_CANNED_ACLS:
         raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
-    if not acls_enabled(access) and name.strip() not in OWNER_CANNED_ACLS:
-        raise S3Error(S3ErrorCode.AccessControlListNotSupported)
-
-
-async def apply_form_acl(s3: S3Request, name: str) -> None:
-    """After the form's file is stored: its canned ACL, where the bucket's ACLs apply."""
-    access = await bucket_access(s3.gateway, s3.bucket)
-    if acls_enabled(access):
-        owner = await _object_owner(s3, access)
-        await _set(
-            s3, _path(s3, ResourceType.KEY), s3_acl.canned(name, owner, access.owner, ResourceType.KEY)
-        )
+    if not acls_enabled(access):
+        if name.strip() not in OWNER_CANNED_ACLS:
+            raise S3Error(S3ErrorCode.AccessControlListNotSupported)
+        return ()
+    return await _object_acl(s3, access, s3_acl.canned(name, s3.acting_user, access.owner, ResourceType.KEY))
 
 
 def _asks(s3: S3Request) -> bool:
@@ -124,40 +124,65 @@ def _asks(s3: S3Request) -> bool:
 
 
 async def create_bucket(s3: S3Request) -> web.Response:
-    """buckets.create_bucket, then the ACL it asks for."""
-    response = await buckets.create_bucket(s3)
-    if _asks(s3):
-        await _apply(s3, ResourceType.BUCKET)
-    return response
+    """buckets.create_bucket with the ACL it asks for (where the new bucket's ACLs apply: buckets refuses
+    any but the owner's under BucketOwnerEnforced, which is then its default), recorded by the create."""
+    acls: Acls = ()
+    if _asks(s3) and buckets.requested_ownership(s3.headers.get(OBJECT_OWNERSHIP)).acls_enabled:
+        grants = requested(s3, s3.user, s3.user, ResourceType.BUCKET)
+        assert grants is not None  # it asked
+        acls = s3_acl.to_ozone(grants, ResourceType.BUCKET)
+    return await buckets.create_bucket(s3, acls)
 
 
 async def put_object(s3: S3Request) -> web.Response:
-    """objects.put_object, then the ACL it asks for."""
-    response = await objects.put_object(s3)
-    if _asks(s3):
-        await _apply(s3, ResourceType.KEY)
-    return response
+    """objects.put_object, committing the ACL it asks for with the key."""
+    return await objects.put_object(s3, await _new_object_acl(s3))
 
 
 async def copy_object(s3: S3Request) -> web.Response:
-    """objects.copy_object, then the ACL it asks for (a copy's ACL is the request's, never its source's,
-    as Amazon's)."""
-    response = await objects.copy_object(s3)
-    if _asks(s3):
-        await _apply(s3, ResourceType.KEY)
-    return response
+    """objects.copy_object, committing the ACL it asks for with the key (a copy's ACL is the request's,
+    never its source's, as Amazon's)."""
+    return await objects.copy_object(s3, await _new_object_acl(s3))
 
 
-async def _apply(s3: S3Request, resource: ResourceType) -> None:
-    """After a write: the ACL the request asks for, where the bucket's ACLs apply (BucketOwnerEnforced:
-    acting_user refused any other than the owner's, which the new object or bucket has already)."""
+async def _new_object_acl(s3: S3Request) -> Acls:
+    """Before anything is written: the entries the new key is committed with (): none named, or the
+    bucket's ACLs disabled (acting_user refused any but the owner's, which the writer's defaults are)."""
+    if not _asks(s3):
+        return ()
     access = await bucket_access(s3.gateway, s3.bucket)
     if not acls_enabled(access):
-        return
-    owner = access.owner if resource is ResourceType.BUCKET else await _object_owner(s3, access)
-    grants = requested(s3, owner, access.owner, resource)
-    assert grants is not None  # the callers asked
-    await _set(s3, _path(s3, resource), grants)
+        return ()
+    grants = requested(s3, s3.acting_user, access.owner, ResourceType.KEY)
+    assert grants is not None  # it asked
+    return await _object_acl(s3, access, grants)
+
+
+async def _object_acl(s3: S3Request, access: BucketAccess, grants: tuple[Grant, ...]) -> Acls:
+    """The new key's entries, its writer (the OM caller) its owner. A key it replaces that has no owner
+    record (OM's ACLs off: the new one will have none either, and is shown as the bucket owner's) needs
+    what PutObjectAcl needs on it: the bucket's owner or a WRITE_ACP grant (R37's F7: else a copy onto
+    itself would make another's object public). Checked before the write; a write racing it meets OM's
+    own checks, the ACL being the committed key's own. A writer OM does not let read the key (a drop box's
+    WRITE grantee) is one OM checks ACLs for: its key will be its own."""
+    try:
+        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    except OzoneClientError as e:
+        if e.result not in (KEY_NOT_FOUND, PERMISSION_DENIED):
+            raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
+        info = None
+    if info is not None and not info.owner and s3.acting_user != access.owner:
+        current = await _acl(s3, _path(s3, ResourceType.KEY))
+        if not granted(Caller(s3.user), ACLType.WRITE_ACL, current):
+            raise S3Error(S3ErrorCode.AccessDenied)
+    return s3_acl.to_ozone(grants, ResourceType.KEY)
+
+
+async def _acl(s3: S3Request, path: ObjectPath) -> Acls:
+    try:
+        return await s3.gateway.client.get_acl(path)
+    except OzoneClientError as e:
+        raise s3_error(e, BucketName=s3.bucket) from None
 
 
 async def _set(s3: S3Request, path: ObjectPath, grants: tuple[Grant, ...]) -> None:

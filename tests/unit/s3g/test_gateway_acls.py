@@ -152,6 +152,24 @@ def test_another_user_needs_read_acp_and_write_acp(gateway: GatewayOnThread, ali
     assert native(gateway, "shared") == ["user:alice:a", "world::r"]
 
 
+def test_a_write_naming_an_acl_over_anothers_object_needs_write_acp(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
+    """R37's F7: OM has no owner record here (ACLs off), so the object a write replaces keeps showing its
+    bucket's owner; a PutObject or CopyObject naming an ACL over it needs WRITE_ACP as PutObjectAcl does,
+    checked before anything is written (on main: bob's copy onto itself made alice's object public)."""
+    bob = gateway.boto3("bob")
+    alice.put_object(Bucket=BUCKET, Key="secret", Body=b"", Metadata={"who": "alice"})
+    denied = (403, "AccessDenied")
+    copy = {"CopySource": f"{BUCKET}/secret", "MetadataDirective": "REPLACE", "ACL": "public-read"}
+    assert refused(bob.copy_object, Bucket=BUCKET, Key="secret", **copy) == denied
+    assert refused(bob.put_object, Bucket=BUCKET, Key="secret", Body=b"", ACL="public-read") == denied
+    assert native(gateway, "secret") == []
+    assert alice.head_object(Bucket=BUCKET, Key="secret")["Metadata"] == {"who": "alice"}
+    bob.put_object(Bucket=BUCKET, Key="secret", Body=b"")  # no ACL named: as before (ACLs off)
+    alice.put_object_acl(Bucket=BUCKET, Key="secret", GrantWriteACP="id=bob", GrantFullControl="id=alice")
+    bob.copy_object(Bucket=BUCKET, Key="secret", **copy)
+    assert native(gateway, "secret") == ["user:bob:a", "world::r"]
+
+
 def test_block_public_acls_refuses_a_public_body(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
     alice.put_public_access_block(Bucket=BUCKET, PublicAccessBlockConfiguration={"BlockPublicAcls": True})
     try:

@@ -1,0 +1,117 @@
+"""S3 ACLs through the gateway with OM's ozone.acl.enabled true (R37's findings, issue 33 item 5): a write's
+ACL committed with it (F1), grants that never carry the bucket's ownership or quotas (F3, F11). s3v grants
+world::rwl, as an administrator does for S3 users (`ozone sh volume addacl -a world::rwl /s3v`)."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+from botocore.exceptions import ClientError
+
+from pyozone.client.errors import OzoneClientError
+from pyozone.hdds.security.acl import OzoneAcl, ResourceType
+from pyozone.om.properties import PropertyManager
+from pyozone.protocol.acl import ObjectPath
+from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
+
+T = TypeVar("T")
+ACLS_ON = {"ozone.acl.enabled": "true", "ozone.administrators": getpass.getuser()}
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayOnThread]:
+    with gateway_on_thread(tmp_path_factory.mktemp("s3g-acls"), ACLS_ON) as running:
+        world = OzoneAcl.parse("world::rwl")
+        volume = ObjectPath(ResourceType.VOLUME, running.gateway.settings.volume)
+        PropertyManager(running.om.core).change_acls(volume, lambda acls: (*acls, world))
+        yield running
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
+
+
+def native(secure: GatewayOnThread, bucket: str, key: str = "") -> list[str]:
+    assert secure.gateway.client is not None
+    resource = ResourceType.KEY if key else ResourceType.BUCKET
+    path = ObjectPath(resource, secure.gateway.settings.volume, bucket, key)
+    return [str(a) for a in secure.call(secure.gateway.client.get_acl(path))]
+
+
+def as_user(secure: GatewayOnThread, user: str, call: Callable[[], Awaitable[T]]) -> T:
+    """A native call (`ozone sh ...`) as `user`."""
+    client = secure.gateway.client
+    assert client is not None
+
+    async def acting() -> T:
+        with client.acting_for(user):
+            return await call()
+
+    return secure.call(acting())
+
+
+def test_a_drop_box_writer_commits_bucket_owner_full_control_with_its_object(secure: GatewayOnThread) -> None:
+    """carol may only WRITE alice's bucket: her upload naming `bucket-owner-full-control` (the grant Amazon
+    documents for exactly this writer) succeeds, her object carrying both entries (on main: 403 for an
+    object that was stored)."""
+    alice, carol = secure.boto3("alice"), secure.boto3("carol")
+    alice.create_bucket(Bucket="drop", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(Bucket="drop", GrantWrite='id="carol"', GrantFullControl='id="alice"')
+    carol.put_object(Bucket="drop", Key="report", Body=b"", ACL="bucket-owner-full-control")
+    assert native(secure, "drop", "report") == ["user:carol:a", "user:alice:a"]
+    acl = alice.get_object_acl(Bucket="drop", Key="report")
+    assert acl["Owner"]["ID"] == "carol"
+    assert [(g["Grantee"]["ID"], g["Permission"]) for g in acl["Grants"]] == [
+        ("carol", "FULL_CONTROL"),
+        ("alice", "FULL_CONTROL"),
+    ]
+    assert alice.get_object(Bucket="drop", Key="report")["Body"].read() == b""
+    # a public grant the bucket blocks is refused before anything is written
+    alice.put_public_access_block(Bucket="drop", PublicAccessBlockConfiguration={"BlockPublicAcls": True})
+    assert refused(carol.put_object, Bucket="drop", Key="public", Body=b"", ACL="public-read") == (
+        403,
+        "AccessDenied",
+    )
+    assert refused(alice.head_object, Bucket="drop", Key="public") == (404, "404")
+
+
+def test_a_write_acp_grantee_cannot_take_the_bucket(secure: GatewayOnThread) -> None:
+    """S3's WRITE_ACP is Ozone's WRITE_ACL, which Ozone lets change a bucket's owner: here only the owner or
+    an administrator may (F3: bob took the bucket and deleted alice's policy)."""
+    alice = secure.boto3("alice")
+    alice.create_bucket(Bucket="take", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(Bucket="take", GrantWriteACP='id="bob"', GrantFullControl='id="alice"')
+    client = secure.gateway.client
+    assert client is not None
+    volume = secure.gateway.settings.volume
+    with pytest.raises(OzoneClientError) as e:
+        as_user(secure, "bob", lambda: client.set_bucket_owner(volume, "take", "bob"))
+    assert e.value.result == "PERMISSION_DENIED"
+    assert secure.call(client.bucket_info(volume, "take")).owner == "alice"
+
+
+def test_a_write_grantee_cannot_change_the_quotas(secure: GatewayOnThread) -> None:
+    """public-read-write gives every signed user S3's WRITE (Ozone's CREATE, WRITE, DELETE), never the
+    bucket's quotas (F11: carol's namespace quota of 1 stopped alice's writes)."""
+    alice = secure.boto3("alice")
+    alice.create_bucket(Bucket="quota", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(Bucket="quota", ACL="public-read-write")
+    client = secure.gateway.client
+    assert client is not None
+    volume = secure.gateway.settings.volume
+    with pytest.raises(OzoneClientError) as e:
+        as_user(secure, "carol", lambda: client.set_bucket_quota(volume, "quota", namespace=1))
+    assert e.value.result == "PERMISSION_DENIED"
+    alice.put_object(Bucket="quota", Key="x1", Body=b"")
+    alice.put_object(Bucket="quota", Key="x2", Body=b"")
+
+
+def test_create_bucket_records_its_acl(secure: GatewayOnThread) -> None:
+    alice = secure.boto3("alice")
+    alice.create_bucket(Bucket="born-public", ObjectOwnership="ObjectWriter", ACL="public-read")
+    assert native(secure, "born-public") == ["user:alice:a", "world::rl"]
