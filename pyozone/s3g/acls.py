@@ -10,9 +10,9 @@ OM) with an ACL needs what PutObjectAcl needs on it (R37's F7).
 The gateway checks S3's default grants too, for a cluster whose OM has no ACLs: the owner (and, for an
 object, the bucket's owner) may read and write an ACL; anyone else needs READ_ACP / WRITE_ACP in it (its
 own user entry or WORLD). Where the bucket's ownership controls disable ACLs (BucketOwnerEnforced), an ACL
-write other than the owner's FULL_CONTROL alone is AccessControlListNotSupported and one that is changes
-nothing; an object's owner is then shown as the bucket's. A public grant under BlockPublicAcls is
-AccessDenied."""
+write other than the owner's FULL_CONTROL alone is AccessControlListNotSupported and one that is resets
+the ACL to the owner's alone; an object's owner is then shown as the bucket's. A public grant under
+BlockPublicAcls is AccessDenied."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_acl
-from pyozone.hdds.s3_acl import AclError, Grant
+from pyozone.hdds.s3_acl import AclError, Grant, Grantee, Permission
 from pyozone.hdds.s3_public_access import PUBLIC_CANNED_ACLS
 from pyozone.hdds.security.acl import Acls, ACLType, Caller, ResourceType, granted
 from pyozone.protocol.acl import ObjectPath
@@ -277,7 +277,7 @@ async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str
     if not acls_enabled(access):
         if not s3_acl.owner_only(grants, owner):
             raise S3Error(S3ErrorCode.AccessControlListNotSupported)
-        return  # what every object and the bucket already grant: nothing changes
+        grants = (Grant(Grantee(owner), Permission.FULL_CONTROL),)  # reset to it (R37's F2), never a no-op
     if access.public_access_block.BlockPublicAcls and s3_acl.is_public(grants):
         raise S3Error(S3ErrorCode.AccessDenied, "The bucket's PublicAccessBlock blocks public ACLs.")
     await _set(s3, path, grants)
