@@ -16,6 +16,9 @@ BlockPublicAcls is AccessDenied."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
@@ -82,8 +85,8 @@ def check_requested(s3: S3Request) -> None:
 def requested(
     s3: S3Request, owner: str, bucket_owner_name: str, resource: ResourceType
 ) -> tuple[Grant, ...] | None:
-    """The grants x-amz-acl or x-amz-grant-* ask for (None: neither); both is InvalidRequest, as Amazon
-    answers."""
+    """The grants x-amz-acl or x-amz-grant-* ask for (None: neither), the owner's FULL_CONTROL always among
+    them (s3_acl.with_owner); both is InvalidRequest, as Amazon answers."""
     canned = s3.headers.get(CANNED_ACL)
     try:
         grants = s3_acl.header_grants(s3.headers)
@@ -93,7 +96,7 @@ def requested(
             return s3_acl.canned(canned, owner, bucket_owner_name, resource)
     except AclError as e:
         raise acl_error(e) from None
-    return grants or None
+    return s3_acl.with_owner(grants, owner) if grants else None
 
 
 def form_acl(name: str) -> None:
@@ -186,12 +189,25 @@ async def _acl(s3: S3Request, path: ObjectPath) -> Acls:
 
 
 async def _set(s3: S3Request, path: ObjectPath, grants: tuple[Grant, ...]) -> None:
+    """setAcl of the grants' entries, as the requester (OM checks WRITE_ACL). The current entries, read
+    first, keep the rights a grantee's permissions already have (s3_acl.replace_shown); a WRITE_ACP
+    grantee OM does not let read them (no READ_ACP) writes the grants' mapping alone (R37's F4)."""
     client = s3.gateway.client
     try:
-        current = await client.get_acl(path)
-        await client.set_acl(path, s3_acl.replace_shown(current, grants, path.resource))
+        current = await _readable_acl(s3, path)
+        await client.set_acl(path, s3_acl.replace_shown(current or (), grants, path.resource))
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
+
+
+async def _readable_acl(s3: S3Request, path: ObjectPath) -> Acls | None:
+    """The entries, or None where OM refuses the requester READ_ACL (OM then checks ACLs itself)."""
+    try:
+        return await s3.gateway.client.get_acl(path)
+    except OzoneClientError as e:
+        if e.result != PERMISSION_DENIED:
+            raise
+        return None
 
 
 def _path(s3: S3Request, resource: ResourceType) -> ObjectPath:
@@ -201,9 +217,21 @@ def _path(s3: S3Request, resource: ResourceType) -> ObjectPath:
 
 async def _object_owner(s3: S3Request, access: BucketAccess) -> str:
     """The key's writer where ACLs apply, else the bucket's owner. A versionId must name the current
-    version: OM keeps one ACL per key."""
+    version: OM keeps one ACL per key. A requester OM does not let read the key (a READ_ACP or WRITE_ACP
+    grantee alone, R37's F4) has it looked up by the gateway itself, for the owner alone: the ACL call
+    that follows is OM's to allow, as the requester, and a key that is not there is AccessDenied to it."""
+    lookup = s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
     try:
-        info = await s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+        try:
+            info = await lookup
+        except OzoneClientError as e:
+            if e.result != PERMISSION_DENIED:
+                raise
+            itself = s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+            try:
+                info = await asyncio.create_task(itself, context=contextvars.Context())  # acting for no one
+            except OzoneClientError:
+                raise e from None
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
     version = s3.query.get("versionId")
@@ -264,16 +292,16 @@ async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str
             raise acl_error(e) from None
         if policy.owner != owner:
             raise S3Error(S3ErrorCode.NotImplemented, "Changing an owner through an ACL is not implemented.")
-        grants = policy.grants
+        grants = s3_acl.with_owner(policy.grants, owner)
     elif grants is None:
         raise S3Error(S3ErrorCode.MalformedACLError, "The request names no ACL.")
     if s3.acting_user not in (owner, access.owner):  # the owner, or acting as it by the bucket's policy
         try:
-            current = await s3.gateway.client.get_acl(path)
+            current = await _readable_acl(s3, path)
         except OzoneClientError as e:
             raise s3_error(e, BucketName=s3.bucket) from None
-        if not granted(Caller(s3.user), ACLType.WRITE_ACL, current):
-            raise S3Error(S3ErrorCode.AccessDenied)
+        if current is not None and not granted(Caller(s3.user), ACLType.WRITE_ACL, current):
+            raise S3Error(S3ErrorCode.AccessDenied)  # (None: OM's setAcl checks WRITE_ACL)
     if not acls_enabled(access):
         if not s3_acl.owner_only(grants, owner):
             raise S3Error(S3ErrorCode.AccessControlListNotSupported)

@@ -1,6 +1,8 @@
 """S3 ACLs through the gateway with OM's ozone.acl.enabled true (R37's findings, issue 33 item 5): a write's
-ACL committed with it (F1), grants that never carry the bucket's ownership or quotas (F3, F11). s3v grants
-world::rwl, as an administrator does for S3 users (`ozone sh volume addacl -a world::rwl /s3v`)."""
+ACL committed with it (F1), grants that never carry the bucket's ownership or quotas (F3, F11), WRITE_ACP
+alone writing an ACL (F4), a PutAcl that is the whole ACL (F5, F12) and round-trips (F6), an object owner
+who keeps its access (F9). s3v grants world::rwl, as an administrator does for S3 users (`ozone sh volume
+addacl -a world::rwl /s3v`); alice and bob are both in group staff (ozone.om.group.rights' READ, LIST)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,12 @@ from pyozone.protocol.acl import ObjectPath
 from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
 
 T = TypeVar("T")
-ACLS_ON = {"ozone.acl.enabled": "true", "ozone.administrators": getpass.getuser()}
+ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
+ACLS_ON = {
+    "ozone.acl.enabled": "true",
+    "ozone.administrators": getpass.getuser(),
+    "hadoop.user.group.static.mapping.overrides": "alice=staff;bob=staff",
+}
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +122,75 @@ def test_create_bucket_records_its_acl(secure: GatewayOnThread) -> None:
     alice = secure.boto3("alice")
     alice.create_bucket(Bucket="born-public", ObjectOwnership="ObjectWriter", ACL="public-read")
     assert native(secure, "born-public") == ["user:alice:a", "world::rl"]
+
+
+def add_native(secure: GatewayOnThread, bucket: str, key: str, *entries: str) -> None:
+    """`ozone sh bucket|key addacl` as the administrator."""
+    resource = ResourceType.KEY if key else ResourceType.BUCKET
+    path = ObjectPath(resource, secure.gateway.settings.volume, bucket, key)
+    acls = tuple(OzoneAcl.parse(e) for e in entries)
+    PropertyManager(secure.om.core).change_acls(path, lambda current: (*current, *acls))
+
+
+def grants(acl: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(g["Grantee"].get("ID") or g["Grantee"]["URI"], g["Permission"]) for g in acl["Grants"]]
+
+
+def test_write_acp_alone_writes_an_acl(secure: GatewayOnThread) -> None:
+    """R37's F4: the gateway read the ACL first, which OM refuses without READ_ACP."""
+    alice, bob, carol = secure.boto3("alice"), secure.boto3("bob"), secure.boto3("carol")
+    alice.create_bucket(Bucket="wacp", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(Bucket="wacp", GrantWriteACP='id="bob"', GrantFullControl='id="alice"')
+    bob.put_bucket_acl(Bucket="wacp", GrantRead='id="bob"', GrantFullControl='id="alice"')
+    assert native(secure, "wacp") == ["user:alice:a", "user:bob:rl"]
+    alice.put_bucket_acl(Bucket="wacp", ACL="public-read")
+    alice.put_object(Bucket="wacp", Key="o", Body=b"", GrantWriteACP='id="carol"')
+    carol.put_object_acl(Bucket="wacp", Key="o", GrantRead='id="carol"', GrantFullControl='id="alice"')
+    assert native(secure, "wacp", "o") == ["user:alice:a", "user:carol:r"]
+
+
+def test_an_objects_owner_keeps_its_access(secure: GatewayOnThread) -> None:
+    """R37's F9: bob's "share with carol" PutObjectAcl replaced his own entry and locked him out."""
+    alice, bob = secure.boto3("alice"), secure.boto3("bob")
+    alice.create_bucket(Bucket="lose", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(
+        Bucket="lose", GrantRead='id="bob"', GrantWrite='id="bob"', GrantFullControl='id="alice"'
+    )
+    bob.put_object(Bucket="lose", Key="bobs", Body=b"")
+    bob.put_object_acl(Bucket="lose", Key="bobs", GrantRead='id="carol"')
+    assert native(secure, "lose", "bobs") == ["user:bob:a", "user:carol:r"]
+    assert bob.get_object(Bucket="lose", Key="bobs")["Body"].read() == b""
+    bob.put_object_acl(Bucket="lose", Key="bobs", ACL="private")
+
+
+def test_a_put_acl_removes_what_s3_cannot_name_and_shows_what_grants_everyone(
+    secure: GatewayOnThread,
+) -> None:
+    """R37's F5, F12: an ANONYMOUS or CLIENT_IP entry grants every caller in Ozone's check, so S3 shows it
+    as AllUsers; `private` leaves the owner alone (no GROUP, ANONYMOUS, CLIENT_IP or DEFAULT entry)."""
+    alice, bob = secure.boto3("alice"), secure.boto3("bob")
+    alice.create_bucket(Bucket="hidden", ObjectOwnership="ObjectWriter")
+    alice.put_object(Bucket="hidden", Key="k", Body=b"")
+    add_native(secure, "hidden", "k", "anonymous::r", "ip:10.9.9.9:r")
+    add_native(secure, "hidden", "", "world::r[DEFAULT]")
+    assert grants(alice.get_object_acl(Bucket="hidden", Key="k"))[1:] == [(ALL_USERS, "READ")]
+    assert bob.get_object(Bucket="hidden", Key="k")["Body"].read() == b""  # staff's default rl, and the ip
+    alice.put_object_acl(Bucket="hidden", Key="k", ACL="private")
+    alice.put_bucket_acl(Bucket="hidden", ACL="private")
+    assert native(secure, "hidden", "k") == ["user:alice:a"]
+    assert native(secure, "hidden") == ["user:alice:a"]
+    assert refused(bob.get_object, Bucket="hidden", Key="k") == (403, "AccessDenied")
+    assert refused(bob.list_objects_v2, Bucket="hidden") == (403, "AccessDenied")
+    alice.put_object(Bucket="hidden", Key="private", Body=b"", ACL="private")
+    assert native(secure, "hidden", "private") == ["user:alice:a"]  # no staff entry: the whole ACL
+
+
+def test_get_then_put_of_the_same_acl_changes_nothing(secure: GatewayOnThread) -> None:
+    """R37's F6: bob's `w` and erin's `r` on a bucket were widened to `wcd` and `rl`."""
+    alice = secure.boto3("alice")
+    alice.create_bucket(Bucket="round", ObjectOwnership="ObjectWriter", ACL="private")
+    add_native(secure, "round", "", "user:bob:w", "world::x", "user:erin:r")
+    before = native(secure, "round")
+    acl = alice.get_bucket_acl(Bucket="round")
+    alice.put_bucket_acl(Bucket="round", AccessControlPolicy={"Owner": acl["Owner"], "Grants": acl["Grants"]})
+    assert native(secure, "round") == before == ["user:alice:a", "user:bob:w", "world::x", "user:erin:r"]
