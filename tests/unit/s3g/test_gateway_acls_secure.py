@@ -194,3 +194,18 @@ def test_get_then_put_of_the_same_acl_changes_nothing(secure: GatewayOnThread) -
     acl = alice.get_bucket_acl(Bucket="round")
     alice.put_bucket_acl(Bucket="round", AccessControlPolicy={"Owner": acl["Owner"], "Grants": acl["Grants"]})
     assert native(secure, "round") == before == ["user:alice:a", "user:bob:w", "world::x", "user:erin:r"]
+
+
+def test_a_signed_user_reads_what_an_unsigned_one_may(secure: GatewayOnThread) -> None:
+    """R37's F8: Amazon's AllUsers is anyone, authenticated or not; bob (no grant on the bucket) was
+    refused a public-read object every unsigned client was served."""
+    alice, bob = secure.boto3("alice"), secure.boto3("bob")
+    alice.create_bucket(Bucket="inv", ObjectOwnership="ObjectWriter", ACL="private")
+    alice.put_object(Bucket="inv", Key="pub", Body=b"", ACL="public-read")
+    alice.put_object(Bucket="inv", Key="priv", Body=b"", ACL="private")
+    assert bob.get_object(Bucket="inv", Key="pub")["Body"].read() == b""
+    assert bob.head_object(Bucket="inv", Key="pub")["ContentLength"] == 0
+    assert refused(bob.get_object, Bucket="inv", Key="priv") == (403, "AccessDenied")
+    assert refused(bob.list_objects_v2, Bucket="inv") == (403, "AccessDenied")
+    alice.put_public_access_block(Bucket="inv", PublicAccessBlockConfiguration={"IgnorePublicAcls": True})
+    assert refused(bob.get_object, Bucket="inv", Key="pub") == (403, "AccessDenied")
