@@ -234,7 +234,8 @@ GRANT_HEADERS = MappingProxyType(
         "x-amz-grant-full-control": Permission.FULL_CONTROL,
     }
 )
-_GRANTEE = re.compile(r'\s*(id|uri|emailAddress)\s*=\s*"?([^",]*)"?\s*(?:,|$)', re.IGNORECASE)
+_GRANTEE = re.compile(r'\s*(id|uri|emailAddress)\s*=\s*(?:"([^"]*)"|([^",]*))\s*(?:,|$)', re.IGNORECASE)
+"""A grantee: a quoted value is one value whatever it holds (a comma in it does not split it: R37's F15)."""
 
 
 def header_grants(headers: Mapping[str, str]) -> tuple[Grant, ...]:
@@ -258,8 +259,11 @@ def header_grants(headers: Mapping[str, str]) -> tuple[Grant, ...]:
                 raise AclError(
                     "InvalidArgument", f"{name}: {text!r} is not a list of id=, uri= or emailAddress=."
                 )
-            grants.append(Grant(_grantee(match.group(1).lower(), match.group(2).strip()), permission))
+            value = match.group(2) if match.group(2) is not None else match.group(3)
+            grants.append(Grant(_grantee(match.group(1).lower(), value.strip()), permission))
             position = match.end()
+    if len(grants) > MAX_GRANTS:  # as a body's (R37's F15)
+        raise AclError("InvalidArgument", f"An ACL holds at most {MAX_GRANTS} grants.")
     return tuple(grants)
 
 

@@ -248,7 +248,11 @@ async def _read(s3: S3Request, path: ObjectPath, owner: str, owners: set[str]) -
         acls = await s3.gateway.client.get_acl(path)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket) from None
-    if s3.acting_user not in owners and not granted(Caller(s3.user), ACLType.READ_ACL, acls):
+    if (
+        s3.acting_user not in owners
+        and not s3.gateway.settings.administrator(s3.user)  # as OM lets them (R37's F14)
+        and not granted(Caller(s3.user), ACLType.READ_ACL, acls)
+    ):
         raise S3Error(S3ErrorCode.AccessDenied)
     return s3_acl.from_ozone(acls, owner)
 
@@ -295,7 +299,8 @@ async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str
         grants = s3_acl.with_owner(policy.grants, owner)
     elif grants is None:
         raise S3Error(S3ErrorCode.MalformedACLError, "The request names no ACL.")
-    if s3.acting_user not in (owner, access.owner):  # the owner, or acting as it by the bucket's policy
+    if s3.acting_user not in (owner, access.owner) and not s3.gateway.settings.administrator(s3.user):
+        # not the owner, acting as it by the bucket's policy, nor an administrator (R37's F14)
         try:
             current = await _readable_acl(s3, path)
         except OzoneClientError as e:

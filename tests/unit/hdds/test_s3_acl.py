@@ -164,6 +164,8 @@ def test_grant_headers() -> None:
         ({"x-amz-grant-read": ""}, "InvalidArgument"),
         ({"x-amz-grant-read": 'id="a/b"'}, "InvalidArgument"),
         ({"x-amz-grant-delete": 'id="bob"'}, "InvalidArgument"),
+        ({"x-amz-grant-read": 'id="bob,id=carol"'}, "InvalidArgument"),  # one quoted id: R37's F15
+        ({"x-amz-grant-read": ",".join(f'id="u{i}"' for i in range(101))}, "InvalidArgument"),
     ],
 )
 def test_bad_grant_headers(headers: dict[str, str], code: str) -> None:
