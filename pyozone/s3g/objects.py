@@ -135,9 +135,13 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers["Last-Modified"] = xml.http_time(info.modification_time)
     headers["Accept-Ranges"] = "bytes"
     headers.update(version_headers(info))
-    headers.update(lock_headers(info))
+    # the lock and the tag count go to whom s3:GetObjectRetention / -Tagging allow, as Amazon's: never to
+    # an unsigned request, which GetObjectRetention and GetObjectTagging refuse (R37's F13)
+    signed = bool(s3.user)
+    if signed:
+        headers.update(lock_headers(info))
     headers.update(sse.answer_headers(info.encryption))
-    if info.tags:
+    if info.tags and signed:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
         headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
