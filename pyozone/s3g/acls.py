@@ -287,13 +287,14 @@ async def put_object_acl(s3: S3Request) -> web.Response:
 
 
 async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str) -> None:
-    """The ACL of the body (an AccessControlPolicy) or of the headers, not both (InvalidRequest); none is
-    MalformedACLError. The policy's Owner must be the owner (changing it is NotImplemented)."""
+    """The ACL of the body (an AccessControlPolicy) or of the headers: both is UnexpectedContent, neither
+    MissingSecurityHeader, as Amazon answers (R37's F19). The policy's Owner must be the owner (changing it
+    is NotImplemented)."""
     body = await s3.body.read_all()
     grants = requested(s3, owner, access.owner, path.resource)
     if body.strip():
         if grants is not None:
-            raise S3Error(S3ErrorCode.InvalidRequest, "An ACL is given both in the body and in headers.")
+            raise S3Error(S3ErrorCode.UnexpectedContent)  # a header ACL takes no body
         try:
             policy = s3_acl.parse_policy(body)
         except AclError as e:
@@ -302,7 +303,7 @@ async def _put(s3: S3Request, path: ObjectPath, access: BucketAccess, owner: str
             raise S3Error(S3ErrorCode.NotImplemented, "Changing an owner through an ACL is not implemented.")
         grants = s3_acl.with_owner(policy.grants, owner)
     elif grants is None:
-        raise S3Error(S3ErrorCode.MalformedACLError, "The request names no ACL.")
+        raise S3Error(S3ErrorCode.MissingSecurityHeader, "The request names no ACL.")
     if s3.acting_user not in (owner, access.owner) and not s3.gateway.settings.administrator(s3.user):
         # not the owner, acting as it by the bucket's policy, nor an administrator (R37's F14)
         try:
