@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+from collections.abc import Awaitable
 
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds import s3_acl
+from pyozone.hdds.om_views import KeyInfo
 from pyozone.hdds.s3_acl import AclError, Grant, Grantee, Permission
 from pyozone.hdds.s3_public_access import PUBLIC_CANNED_ACLS
 from pyozone.hdds.security.acl import Acls, ACLType, Caller, ResourceType, granted
@@ -221,29 +223,41 @@ def _path(s3: S3Request, resource: ResourceType) -> ObjectPath:
 
 async def _object_owner(s3: S3Request, access: BucketAccess) -> str:
     """The key's writer where ACLs apply, else the bucket's owner. A versionId must name the current
-    version: OM keeps one ACL per key. A requester OM does not let read the key (a READ_ACP or WRITE_ACP
-    grantee alone, R37's F4) has it looked up by the gateway itself, for the owner alone: the ACL call
-    that follows is OM's to allow, as the requester, and a key that is not there is AccessDenied to it."""
-    lookup = s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
+    version (OM keeps one ACL per key): another is NotImplemented, a delete marker's MethodNotAllowed, one
+    the key lacks NoSuchVersion, a delete marker on top of the version named not NoSuchKey (R37's F16)."""
+    version = s3.query.get("versionId", "")
     try:
-        try:
-            info = await lookup
-        except OzoneClientError as e:
-            if e.result != PERMISSION_DENIED:
-                raise
-            itself = s3.gateway.client.key_info(s3.gateway.volume, s3.bucket, s3.key)
-            try:
-                info = await asyncio.create_task(itself, context=contextvars.Context())  # acting for no one
-            except OzoneClientError:
-                raise e from None
+        info = await _lookup(s3, version)
+        objects.refuse_delete_marker(s3, info)
+        if version and (await _lookup(s3, "")).version_id != info.version_id:
+            raise S3Error(S3ErrorCode.NotImplemented, "ACLs of a noncurrent version are not implemented.")
     except OzoneClientError as e:
-        raise s3_error(e, BucketName=s3.bucket, Key=s3.key) from None
-    version = s3.query.get("versionId")
-    if version not in (None, "", info.version_id or "null"):
-        raise S3Error(S3ErrorCode.NotImplemented, "ACLs of a noncurrent version are not implemented.")
+        raise objects.version_error(e, s3) from None
     if not acls_enabled(access) or not info.owner:
         return access.owner
     return info.owner
+
+
+async def _lookup(s3: S3Request, version: str) -> KeyInfo:
+    """The key's version (its latest, delete markers included, without one). A requester OM does not let
+    read the key (a READ_ACP or WRITE_ACP grantee alone, R37's F4) has it looked up by the gateway itself,
+    for its owner alone: the ACL call that follows is OM's to allow, as the requester, and a key that is not
+    there is AccessDenied to it."""
+
+    def lookup() -> Awaitable[KeyInfo]:
+        return s3.gateway.client.key_info(
+            s3.gateway.volume, s3.bucket, s3.key, version=version, delete_markers=True
+        )
+
+    try:
+        return await lookup()
+    except OzoneClientError as e:
+        if e.result != PERMISSION_DENIED:
+            raise
+        try:
+            return await asyncio.create_task(lookup(), context=contextvars.Context())  # acting for no one
+        except OzoneClientError:
+            raise e from None
 
 
 async def _read(s3: S3Request, path: ObjectPath, owner: str, owners: set[str]) -> tuple[Grant, ...]:

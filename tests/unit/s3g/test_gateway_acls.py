@@ -208,3 +208,14 @@ def test_an_object_acl_of_a_version(alice) -> None:  # type: ignore[no-untyped-d
         501,
         "NotImplemented",
     )
+    # R37's F16: under a delete marker a real version is noncurrent (501), not NoSuchKey; the marker 405
+    marker = alice.delete_object(Bucket="acl-versions", Key="k")["VersionId"]
+    assert refused(alice.get_object_acl, Bucket="acl-versions", Key="k", VersionId=new) == (
+        501,
+        "NotImplemented",
+    )
+    assert refused(alice.get_object_acl, Bucket="acl-versions", Key="k", VersionId=marker) == (
+        405,
+        "MethodNotAllowed",
+    )
+    assert refused(alice.get_object_acl, Bucket="acl-versions", Key="k") == (404, "NoSuchKey")
