@@ -134,10 +134,11 @@ class AsyncOzoneClient:
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
         self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
-        object_lock: bool = False,
+        object_lock: bool = False, acls: Acls = (),
     ) -> BucketInfo:  # fmt: skip
-        """`object_lock`: versioned, with S3 Object Lock enabled."""
-        return await self.om.create_bucket(volume, bucket, replication, owner, object_lock)
+        """`object_lock`: versioned, with S3 Object Lock enabled; `acls`: its whole ACL, recorded by the
+        create itself (unset: its creator's default entries)."""
+        return await self.om.create_bucket(volume, bucket, replication, owner, object_lock, acls)
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)
@@ -185,6 +186,7 @@ class AsyncOzoneClient:
         condition: KeyCondition | None = None,
         sse_s3: bool = False,
         customer_key: bytes | None = None,
+        acls: Acls = (),
     ) -> KeyOutputStream | CryptoKeyOutputStream:
         """An open key; nothing is visible until its close() commits it. `datastream`: write by pipeline
         V2 (True) or V1 (False); None decides by ozone.fs.datastream.enabled and the auto threshold.
@@ -192,10 +194,11 @@ class AsyncOzoneClient:
         `condition`: checked at once and again by the commit (OMException KEY_ALREADY_EXISTS or
         ETAG_MISMATCH). `sse_s3`: its data is encrypted under a data key OM makes (SSE-S3);
         `customer_key`: under this 32-byte key (SSE-C), of which OM keeps the MD5 alone. OM may encrypt a
-        key nobody asked to (its bucket's default encryption): the stream encrypts whatever OM answers."""
+        key nobody asked to (its bucket's default encryption): the stream encrypts whatever OM answers.
+        `acls`: the key's whole ACL, committed with its data (unset: its writer's default entries)."""
         opened = await self.om.open_key(
             volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags, condition=condition,
-            sse=_sse_request(sse_s3, customer_key),
+            sse=_sse_request(sse_s3, customer_key), acls=acls,
         )  # fmt: skip
         out = self._output(
             volume, bucket, key, opened.client_id, opened.blocks, size_hint, datastream, metadata

@@ -369,11 +369,11 @@ class OmClient:
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
         self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
-        object_lock: bool = False,
+        object_lock: bool = False, acls: Acls = (),
     ) -> BucketInfo:  # fmt: skip
         """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on); `object_lock`: created
-        versioned with S3 Object Lock enabled."""
-        request = wire.create_bucket_request(volume, bucket, replication, owner, object_lock)
+        versioned with S3 Object Lock enabled; `acls`: its whole ACL (unset: its creator's defaults)."""
+        request = wire.create_bucket_request(volume, bucket, replication, owner, object_lock, acls)
         return await self._call("createBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
@@ -414,10 +414,12 @@ class OmClient:
         part_number: int = 0,
         condition: KeyCondition | None = None,
         sse: SseRequest | None = None,
+        acls: Acls = (),
     ) -> OpenedKey:
         """The open key's clientID and its pre-allocated blocks; with `upload_id`, an open key for part
         `part_number` of that multipart upload. A `condition` that fails already is refused here. `sse`:
-        its data is to be encrypted (the answer's encryption and data key)."""
+        its data is to be encrypted (the answer's encryption and data key). `acls`: the key's whole ACL,
+        committed with it (unset: its writer's defaults)."""
         request = wire.open_key_request(
             volume,
             bucket,
@@ -431,6 +433,7 @@ class OmClient:
             part_number,
             condition,
             sse,
+            acls,
         )
         return await self._call("openKey", request, wire.open_key_answer_from_proto, retry=True)
 

@@ -7,10 +7,14 @@ The mapping is Apache Ozone's gateway's (S3Acl.ACLType, ACLIdentityType): READ -
 and LIST), WRITE -> WRITE (a bucket's: CREATE, WRITE and DELETE), READ_ACP -> READ_ACL, WRITE_ACP ->
 WRITE_ACL, FULL_CONTROL -> ALL; a CanonicalUser grantee (its ID is the pyozone user name) -> a USER entry,
 the AllUsers group -> the WORLD entry. Back, an entry shows each S3 permission whose Ozone right it holds
-(ALL: FULL_CONTROL alone). What S3 cannot name is not shown and a PutAcl keeps it: GROUP, ANONYMOUS and
-CLIENT_IP entries and DEFAULT-scope entries. The AuthenticatedUsers and LogDelivery groups, grantees by
-e-mail address and the canned ACLs built on them (authenticated-read, aws-exec-read, log-delivery-write) are
-NotImplemented: Ozone has no identity for them (its WORLD is every caller, which AllUsers is).
+(ALL: FULL_CONTROL alone); ANONYMOUS and CLIENT_IP entries show as AllUsers, whom they grant in Ozone's
+check (OzoneAclUtil matches them for every caller). S3's ACL is the whole ACL: a PutAcl leaves exactly its
+grants' entries, removing what S3 cannot name (GROUP entries, DEFAULT-scope entries, rights no permission
+shows) (R37's F5, F12), and keeps each grantee's rights for a permission it already showed as they were,
+so writing back what GetAcl answered changes nothing S3 shows (F6). The AuthenticatedUsers and
+LogDelivery groups, grantees by e-mail address and the canned ACLs built on them (authenticated-read,
+aws-exec-read, log-delivery-write) are NotImplemented: Ozone has no identity for them (its WORLD is every
+caller, which AllUsers is).
 """
 
 from __future__ import annotations
@@ -102,28 +106,58 @@ def rights(permission: Permission, resource: ResourceType) -> frozenset[ACLType]
 def to_ozone(grants: Iterable[Grant], resource: ResourceType) -> Acls:
     """One ACCESS entry per grantee, in the order grantees first appear, holding the rights of all its
     grants (ALL alone where FULL_CONTROL is one of them)."""
+    return replace_shown((), grants, resource)
+
+
+_EVERYONE_TYPES = (ACLIdentityType.WORLD, ACLIdentityType.ANONYMOUS, ACLIdentityType.CLIENT_IP)
+
+
+def shown(acl: OzoneAcl) -> bool:
+    """Whether S3 can show the entry: a USER, or an AllUsers (WORLD, ANONYMOUS, CLIENT_IP), ACCESS entry."""
+    return acl.scope is AclScope.ACCESS and (acl.type is ACLIdentityType.USER or acl.type in _EVERYONE_TYPES)
+
+
+def _grantee_of(acl: OzoneAcl) -> Grantee:
+    return EVERYONE if acl.type in _EVERYONE_TYPES else Grantee(acl.name)
+
+
+def replace_shown(current: Acls, grants: Iterable[Grant], resource: ResourceType) -> Acls:
+    """What a PutAcl leaves: its grants' entries and nothing else. A permission the grantee's current
+    entries already show keeps the rights they hold for it (a bucket's `user:bob:w` stays `w` when bob's
+    WRITE is written back, not CREATE, WRITE and DELETE); a new one gets its full mapping."""
+    held: dict[Grantee, set[ACLType]] = {}
+    for acl in current:
+        if shown(acl):
+            held.setdefault(_grantee_of(acl), set()).update(acl.rights)
     merged: dict[Grantee, set[ACLType]] = {}
     for grant in grants:
-        merged.setdefault(grant.grantee, set()).update(rights(grant.permission, resource))
-    for held in merged.values():
-        if ACLType.ALL in held:
-            held.intersection_update({ACLType.ALL})
+        old = held.get(grant.grantee, set())
+        mapped = rights(grant.permission, resource)
+        showing = ACLType.ALL not in old and grant.permission in _SHOWN and _SHOWN[grant.permission] in old
+        merged.setdefault(grant.grantee, set()).update(mapped & old if showing else mapped)
+    return _entries(merged)
+
+
+def _entries(merged: Mapping[Grantee, set[ACLType]]) -> Acls:
+    """One ACCESS entry per grantee (ALL alone where it is held)."""
     return tuple(
-        OzoneAcl(ACLIdentityType.WORLD, "", frozenset(r))
+        OzoneAcl(ACLIdentityType.WORLD, "", _rights(r))
         if grantee.group
-        else OzoneAcl(ACLIdentityType.USER, grantee.id, frozenset(r))
+        else OzoneAcl(ACLIdentityType.USER, grantee.id, _rights(r))
         for grantee, r in merged.items()
     )
 
 
-def shown(acl: OzoneAcl) -> bool:
-    """Whether S3 can show the entry (a USER or WORLD ACCESS entry); the others a PutAcl keeps."""
-    return acl.scope is AclScope.ACCESS and acl.type in (ACLIdentityType.USER, ACLIdentityType.WORLD)
+def _rights(held: set[ACLType]) -> frozenset[ACLType]:
+    return frozenset({ACLType.ALL}) if ACLType.ALL in held else frozenset(held)
 
 
-def replace_shown(current: Acls, grants: Iterable[Grant], resource: ResourceType) -> Acls:
-    """What a PutAcl leaves: the entries S3 cannot show, then the grants' entries."""
-    return (*(a for a in current if not shown(a)), *to_ozone(grants, resource))
+def with_owner(grants: Iterable[Grant], owner: str) -> tuple[Grant, ...]:
+    """The grants with the owner's FULL_CONTROL first (R37's F9): GetAcl shows it whatever the entries
+    say, and OM lets a bucket's owner, not a key's, pass every check, so an ACL written without it would
+    lock the key's owner out while showing it FULL_CONTROL."""
+    full = Grant(Grantee(owner), Permission.FULL_CONTROL)
+    return (full, *(g for g in grants if g != full))
 
 
 # ---------------------------------------------------------------------- Ozone -> grants
@@ -132,17 +166,17 @@ def from_ozone(acls: Iterable[OzoneAcl], owner: str) -> tuple[Grant, ...]:
     (Ozone's owner passes every check: OzoneNativeAuthorizer; and a record made while ACLs were off has no
     entries): ALL is FULL_CONTROL alone; otherwise one grant per permission whose right the entry holds
     (NONE: none)."""
-    grants: list[Grant] = [Grant(Grantee(owner), Permission.FULL_CONTROL)]
+    grants: dict[Grant, None] = {Grant(Grantee(owner), Permission.FULL_CONTROL): None}
     for acl in acls:
         if not shown(acl) or ACLType.NONE in acl.rights:
             continue
         if acl.type is ACLIdentityType.USER and acl.name == owner:
             continue
-        grantee = EVERYONE if acl.type is ACLIdentityType.WORLD else Grantee(acl.name)
+        grantee = _grantee_of(acl)
         if ACLType.ALL in acl.rights:
-            grants.append(Grant(grantee, Permission.FULL_CONTROL))
+            grants[Grant(grantee, Permission.FULL_CONTROL)] = None
             continue
-        grants.extend(Grant(grantee, p) for p, right in _SHOWN.items() if right in acl.rights)
+        grants.update((Grant(grantee, p), None) for p, right in _SHOWN.items() if right in acl.rights)
     return tuple(grants)
 
 
@@ -200,7 +234,8 @@ GRANT_HEADERS = MappingProxyType(
         "x-amz-grant-full-control": Permission.FULL_CONTROL,
     }
 )
-_GRANTEE = re.compile(r'\s*(id|uri|emailAddress)\s*=\s*"?([^",]*)"?\s*(?:,|$)', re.IGNORECASE)
+_GRANTEE = re.compile(r'\s*(id|uri|emailAddress)\s*=\s*(?:"([^"]*)"|([^",]*))\s*(?:,|$)', re.IGNORECASE)
+"""A grantee: a quoted value is one value whatever it holds (a comma in it does not split it: R37's F15)."""
 
 
 def header_grants(headers: Mapping[str, str]) -> tuple[Grant, ...]:
@@ -224,8 +259,11 @@ def header_grants(headers: Mapping[str, str]) -> tuple[Grant, ...]:
                 raise AclError(
                     "InvalidArgument", f"{name}: {text!r} is not a list of id=, uri= or emailAddress=."
                 )
-            grants.append(Grant(_grantee(match.group(1).lower(), match.group(2).strip()), permission))
+            value = match.group(2) if match.group(2) is not None else match.group(3)
+            grants.append(Grant(_grantee(match.group(1).lower(), value.strip()), permission))
             position = match.end()
+    if len(grants) > MAX_GRANTS:  # as a body's (R37's F15)
+        raise AclError("InvalidArgument", f"An ACL holds at most {MAX_GRANTS} grants.")
     return tuple(grants)
 
 

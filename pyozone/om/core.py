@@ -255,7 +255,7 @@ class OzoneManager:
                 now,
                 now,
                 replication or self.settings.default_replication,
-                acls=inherit_defaults(creator.acls, parent.acls) if creator else (),
+                acls=creator.entries(parent.acls) if creator else (),
                 versioning=BucketVersioning.ENABLED if lock else BucketVersioning.UNVERSIONED,
                 object_lock=ObjectLockConfiguration() if lock else None,
             )
@@ -496,7 +496,7 @@ class OzoneManager:
                 pairs(plan.metadata),
                 pairs(plan.tags),
                 creator.owner if creator else "",
-                inherit_defaults(creator.acls, plan.parent_acls) if creator else (),
+                creator.entries(plan.parent_acls) if creator else (),
                 encryption=plan.encryption,
             )
             try:

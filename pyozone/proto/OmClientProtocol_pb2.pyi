@@ -295,7 +295,7 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner", "objectLockEnabled")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner", "objectLockEnabled", "acls")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +303,7 @@ class CreateBucketRequest(_message.Message):
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     OBJECTLOCKENABLED_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
@@ -310,7 +311,8 @@ class CreateBucketRequest(_message.Message):
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
     owner: str
     objectLockEnabled: bool
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ...) -> None: ...
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)
@@ -373,7 +375,7 @@ class KeyCondition(_message.Message):
     def __init__(self, mustNotExist: _Optional[bool] = ..., expectedETag: _Optional[str] = ...) -> None: ...
 
 class OpenKeyRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition", "sseAlgorithm", "sseCustomerKeyMD5")
+    __slots__ = ("volume", "bucket", "key", "dataSize", "type", "factor", "excludeList", "metadata", "tags", "multipartUploadID", "multipartNumber", "ecReplicationConfig", "condition", "sseAlgorithm", "sseCustomerKeyMD5", "acls")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -403,6 +405,7 @@ class OpenKeyRequest(_message.Message):
     CONDITION_FIELD_NUMBER: _ClassVar[int]
     SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
     SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     key: str
@@ -418,7 +421,8 @@ class OpenKeyRequest(_message.Message):
     condition: KeyCondition
     sseAlgorithm: SseAlgorithm
     sseCustomerKeyMD5: str
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
+    acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., key: _Optional[str] = ..., dataSize: _Optional[int] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., excludeList: _Optional[_Union[_ScmBlockLocationProtocol_pb2.ExcludeListProto, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tags: _Optional[_Mapping[str, str]] = ..., multipartUploadID: _Optional[str] = ..., multipartNumber: _Optional[int] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., condition: _Optional[_Union[KeyCondition, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
 
 class OpenKeyResponse(_message.Message):
     __slots__ = ("keyInfo", "clientID", "openVersion")

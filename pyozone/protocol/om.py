@@ -271,10 +271,11 @@ def list_volumes_request(prefix: str, start: str, limit: int) -> om_pb.ListVolum
 
 
 def create_bucket_request(
-    volume: str, bucket: str, replication: str | None, owner: str, object_lock: bool = False
-) -> om_pb.CreateBucketRequest:
+    volume: str, bucket: str, replication: str | None, owner: str, object_lock: bool = False,
+    acls: Acls = (),
+) -> om_pb.CreateBucketRequest:  # fmt: skip
     return om_pb.CreateBucketRequest(
-        volume=volume, bucket=bucket, owner=owner, objectLockEnabled=object_lock,
+        volume=volume, bucket=bucket, owner=owner, objectLockEnabled=object_lock, acls=acls_to_proto(acls),
         **named_replication_fields(replication),
     )  # fmt: skip
 
@@ -307,13 +308,14 @@ def open_key_request(
     volume: str, bucket: str, key: str, size: int, replication: str | None,
     exclude: block_pb.ExcludeListProto | None, metadata: Mapping[str, str] | None,
     tags: Mapping[str, str] | None, upload_id: str, part_number: int, condition: KeyCondition | None,
-    sse: SseRequest | None = None,
+    sse: SseRequest | None = None, acls: Acls = (),
 ) -> om_pb.OpenKeyRequest:  # fmt: skip
     return om_pb.OpenKeyRequest(
         volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
         metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
         condition=key_condition_to_proto(condition), **named_replication_fields(replication),
         sseAlgorithm=int(sse.algorithm) if sse else 0, sseCustomerKeyMD5=sse.customer_key_md5 if sse else "",
+        acls=acls_to_proto(acls),
     )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import HttpVersion11, hdrs, web
 
 from pyozone.common.http_body import BodyTimeout
+from pyozone.hdds.security.acl import S3_ANONYMOUS
 from pyozone.s3g import (
     acls,
     attributes,
@@ -235,6 +236,14 @@ async def _run(
     assert acting, "authenticate refuses an access id that is not a user name"
     with gateway.client.acting_for(acting):
         await expected_owners(s3)
+        try:
+            return await HANDLERS[operation](s3)
+        except S3Error as e:
+            if e.code is not S3ErrorCode.AccessDenied or acting != access_key:
+                raise
+            if not await policy.read_as_public(gateway, where, operation):
+                raise
+    with gateway.client.acting_for(S3_ANONYMOUS):  # what a WORLD entry grants anyone: R37's F8
         return await HANDLERS[operation](s3)
 
 

@@ -12,6 +12,7 @@ from pyozone.hdds import s3_ownership
 from pyozone.hdds.om_views import BucketInfo
 from pyozone.hdds.s3_object_lock import LOCK_NOT_RECREATED, VERSIONING_LOCKED
 from pyozone.hdds.s3_ownership import ObjectOwnership, OwnershipControlsError
+from pyozone.hdds.security.acl import Acls
 from pyozone.s3g import xml
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import OBJECT_OWNERSHIP, sets_acl
@@ -63,10 +64,11 @@ async def list_buckets(s3: S3Request) -> web.Response:
     )
 
 
-async def create_bucket(s3: S3Request) -> web.Response:
+async def create_bucket(s3: S3Request, acls: Acls = ()) -> web.Response:
     """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
     names are global: another user's bucket is BucketAlreadyExists. Its ownership controls (x-amz-object-
-    ownership, BucketOwnerEnforced by default) are kept next, so a bucket made here always has some."""
+    ownership, BucketOwnerEnforced by default) are kept next, so a bucket made here always has some.
+    `acls`: its whole ACL, recorded by the create (acls.py; none: its creator's defaults)."""
     lock = bucket_lock_requested(s3.headers)  # created versioned with S3 Object Lock (om/object_lock.py)
     ownership = requested_ownership(s3.headers.get(OBJECT_OWNERSHIP))
     if not ownership.acls_enabled and sets_acl(s3.headers):
@@ -81,7 +83,7 @@ async def create_bucket(s3: S3Request) -> web.Response:
     with s3.gateway.cors.forgetting(s3.bucket), s3.gateway.policies.forgetting(s3.bucket):
         try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
             await s3.gateway.client.create_bucket(
-                s3.gateway.volume, s3.bucket, owner=s3.user, object_lock=lock
+                s3.gateway.volume, s3.bucket, owner=s3.user, object_lock=lock, acls=acls
             )
         except OzoneClientError as e:
             error = s3_error(e, BucketName=s3.bucket)

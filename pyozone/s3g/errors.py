@@ -77,6 +77,7 @@ class S3ErrorCode(Enum):
     MethodNotAllowed = (405, "The specified method is not allowed against this resource.")
     MissingContentLength = (411, "You must provide the Content-Length HTTP header.")
     MissingSecurityHeader = (400, "Your request is missing a required header.")
+    UnexpectedContent = (400, "This request does not support content")
     NoSuchBucket = (404, "The specified bucket does not exist")
     NoSuchCORSConfiguration = (404, "The CORS configuration does not exist")
     NoSuchBucketPolicy = (404, "The bucket policy does not exist")

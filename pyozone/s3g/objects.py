@@ -16,6 +16,7 @@ from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
 from pyozone.hdds.s3_versions import NULL_VERSION
+from pyozone.hdds.security.acl import Acls
 from pyozone.hdds.security.sse import SseKeyError
 from pyozone.s3g import policy, sse, xml
 from pyozone.s3g.buckets import xml_response
@@ -87,7 +88,8 @@ def conditional_error(e: OzoneClientError, s3: S3Request, committing: bool = Fal
     return S3Error(S3ErrorCode.PreconditionFailed, Condition=header)
 
 
-async def put_object(s3: S3Request) -> web.Response:
+async def put_object(s3: S3Request, acls: Acls = ()) -> web.Response:
+    """`acls`: the key's whole ACL, committed with it (acls.py; none: its writer's defaults)."""
     size = s3.body.require_length()
     if size is not None and size > MAX_PUT_BYTES:
         raise S3Error(S3ErrorCode.EntityTooLarge, MaxSizeAllowed=str(MAX_PUT_BYTES), ProposedSize=str(size))
@@ -101,7 +103,7 @@ async def put_object(s3: S3Request) -> web.Response:
         out = await client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=size or 0, replication=storage_class(s3.headers),
             datastream=None if size is not None else True, metadata=metadata, tags=tags, condition=condition,
-            sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
+            sse_s3=encryption.sse_s3, customer_key=encryption.customer_key, acls=acls,
         )  # fmt: skip
     except OzoneClientError as e:
         raise conditional_error(e, s3) from None
@@ -133,9 +135,13 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers["Last-Modified"] = xml.http_time(info.modification_time)
     headers["Accept-Ranges"] = "bytes"
     headers.update(version_headers(info))
-    headers.update(lock_headers(info))
+    # the lock and the tag count go to whom s3:GetObjectRetention / -Tagging allow, as Amazon's: never to
+    # an unsigned request, which GetObjectRetention and GetObjectTagging refuse (R37's F13)
+    signed = bool(s3.user)
+    if signed:
+        headers.update(lock_headers(info))
     headers.update(sse.answer_headers(info.encryption))
-    if info.tags:
+    if info.tags and signed:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
         headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
@@ -410,7 +416,8 @@ async def open_copy_source(s3: S3Request) -> KeyInputStream:
     return stream
 
 
-async def copy_object(s3: S3Request) -> web.Response:
+async def copy_object(s3: S3Request, acls: Acls = ()) -> web.Response:
+    """`acls`: the copy's whole ACL, committed with it (acls.py; none: its writer's defaults)."""
     directive = s3.headers.get("x-amz-metadata-directive", "COPY").upper()
     tagging = s3.headers.get("x-amz-tagging-directive", "COPY").upper()
     if directive not in ("COPY", "REPLACE") or tagging not in TAGGING_DIRECTIVES:
@@ -441,7 +448,7 @@ async def copy_object(s3: S3Request) -> web.Response:
             out = await s3.gateway.client.create_key(
                 s3.gateway.volume, s3.bucket, s3.key, size_hint=source.data_size,
                 replication=storage_class(s3.headers), metadata=metadata, tags=tags, condition=condition,
-                sse_s3=encryption.sse_s3, customer_key=encryption.customer_key,
+                sse_s3=encryption.sse_s3, customer_key=encryption.customer_key, acls=acls,
             )  # fmt: skip
         except OzoneClientError as e:
             raise conditional_error(e, s3) from None

@@ -373,6 +373,16 @@ async def acting_user(
     return user
 
 
+async def read_as_public(gateway: Gateway, where: Target, operation: Operation) -> bool:
+    """Whether a signed read OM refused may be served as the anonymous caller (S3_ANONYMOUS) would be
+    (R37's F8): Amazon's AllUsers is "anyone in the world, authenticated or not", so a signed user gets at
+    least what an unsigned request gets, a public-read object in a private bucket among it."""
+    if operation not in ANONYMOUS_READS or where.bucket is None or "versionId" in where.query:
+        return False
+    bucket = await bucket_access(gateway, where.bucket)
+    return not bucket.public_access_block.IgnorePublicAcls and acls_enabled(bucket)
+
+
 def sets_public_acl(headers: CIMultiDictProxy[str]) -> bool:
     """A canned ACL or a grant header that grants AllUsers or AuthenticatedUsers (BlockPublicAcls)."""
     if headers.get("x-amz-acl", "").strip().lower() in PUBLIC_CANNED_ACLS:

@@ -21,8 +21,9 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from pyozone.client.errors import OzoneClientError
+from pyozone.hdds.security.acl import Acls
 from pyozone.s3g import post_policy, sse, xml
-from pyozone.s3g.acls import apply_form_acl, check_form_acl, expected_owners, form_acl
+from pyozone.s3g.acls import expected_owners, form_acl, form_object_acl
 from pyozone.s3g.auth import sigv4
 from pyozone.s3g.auth.checksums import check_content_md5, decode_content_md5
 from pyozone.s3g.auth.payload import Payload
@@ -106,11 +107,8 @@ async def post_object(
     acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
     with gateway.client.acting_for(acting):  # its signer, or the bucket's owner if its policy grants it
         await expected_owners(s3)
-        if acl is not None:
-            await check_form_acl(s3, acl)
-        etag, version = await _store(s3, events, length)
-        if acl is not None:
-            await apply_form_acl(s3, acl)
+        acls = await form_object_acl(s3, acl) if acl is not None else ()
+        etag, version = await _store(s3, events, length, acls)
     return _answer(http, fields, where.bucket, key, etag, version)
 
 
@@ -173,7 +171,7 @@ async def _authenticate(gateway: Gateway, fields: CIMultiDictProxy[str]) -> str:
 
 
 async def _store(
-    s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange
+    s3: S3Request, events: AsyncIterator[Event], length: post_policy.LengthRange, acls: Acls
 ) -> tuple[str, dict[str, str]]:
     """Streams the file into the key, encrypted as its `x-amz-server-side-encryption*` fields (or its
     bucket's default) ask, as PutObject; returns its ETag and the headers PutObject answers of what it
@@ -189,7 +187,7 @@ async def _store(
     try:
         out = await s3.gateway.client.create_key(
             s3.gateway.volume, s3.bucket, s3.key, size_hint=0, replication=storage_class(fields),
-            datastream=True, metadata=metadata, tags=tags, sse_s3=encryption.sse_s3,
+            datastream=True, metadata=metadata, tags=tags, acls=acls, sse_s3=encryption.sse_s3,
             customer_key=encryption.customer_key,
         )  # fmt: skip
     except OzoneClientError as e:

@@ -321,6 +321,13 @@ class Ownership:
 
     owner: str
     acls: Acls = ()
+    explicit: bool = False
+    """A new object's: `acls` is its whole ACL as its writer named it (an S3 ACL: openKey's and createBucket's
+    acls), not its creator's defaults, so its parent's DEFAULT entries are not added."""
+
+    def entries(self, parent: Acls) -> Acls:
+        """A new child's entries: the named ones alone, or its defaults with the parent's DEFAULT entries."""
+        return self.acls if self.explicit else inherit_defaults(self.acls, parent)
 
 
 @dataclass(frozen=True, slots=True)

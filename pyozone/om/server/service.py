@@ -56,6 +56,8 @@ T = TypeVar("T")
 LOCK_WHAT = "set an S3 Object Lock retention or legal hold"
 """What only a bucket's owner or an administrator may (Amazon's s3:PutObjectRetention and
 s3:PutObjectLegalHold)."""
+BUCKET_PROPERTY_WHAT = "change its owner or quotas"
+"""What only a bucket's owner or an administrator may (setBucketProperty: R37's F3, F11)."""
 Check = Callable[[], None]
 
 
@@ -236,12 +238,24 @@ class OzoneManagerService:
             config = parse(wire.requested_replication, request, default)
         caller = self.access.caller(context)
         creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
+        creator = self._named_acls(creator, request.acls)
         record = await self._run(
             self.core.create_bucket, request.volume, request.bucket, config, creator,
             request.objectLockEnabled,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
         return wire.bucket_answer("createBucket", record)
+
+    @staticmethod
+    def _named_acls(creator: Ownership | None, named: Iterable[pb.OzoneAclInfo]) -> Ownership | None:
+        """The creator with the whole ACL a create names (S3's x-amz-acl / x-amz-grant-*), recorded in the
+        create's own step (R37's F1, F10: never a second call after the commit); none named: unchanged.
+        Whoever may create the object may name its ACL (its writer owns it, as Amazon's object writer).
+        With ACLs off the record has no owner, as ever, and these entries (the anonymous caller's check)."""
+        acls = parse(acls_from_proto, list(named), "acls")
+        if not acls:
+            return creator
+        return Ownership(creator.owner if creator else "", acls, explicit=True)
 
     def _bucket_owner(self, caller: Caller | None, owner: str) -> Ownership:
         """The owner a createBucket names (Ozone's client sends BucketInfo.owner; the S3 gateway names the
@@ -293,11 +307,13 @@ class OzoneManagerService:
             self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key
         )
         check = self._locking_write(caller, request, creating)
-        creator = self.access.creator(caller)
+        creator = self._named_acls(self.access.creator(caller), request.acls)
         sse = parse(wire.sse_request_from_proto, request)
         if request.multipartUploadID:
             if sse is not None:  # a part is encrypted as its upload is, never as it asks
                 raise OMException(OMResultCode.INVALID_REQUEST, "a part takes its upload's encryption")
+            if request.acls:
+                raise OMException(OMResultCode.INVALID_REQUEST, "a part takes its upload's ACL")
             session = await self._run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
                 request.multipartUploadID, request.multipartNumber, size, excluded, creator, check=check,
@@ -888,10 +904,13 @@ class OzoneManagerService:
         args = request.bucketArgs
         caller = self.access.caller(context)
 
-        def check() -> None:  # as setVolumeProperty
-            if args.ownerName:
-                self.access.bucket(caller, ACLType.WRITE_ACL, args.volumeName, args.bucketName)
-            if args.quotaInBytes or args.quotaInNamespace or not args.ownerName:
+        def check() -> None:
+            """The bucket's owner or an administrator for its owner and quotas (R37's F3, F11; Ozone lets
+            WRITE_ACL change the owner and WRITE the quotas, but S3's WRITE_ACP and WRITE grants map onto
+            those rights and never carry a bucket's ownership or its limits); WRITE for the rest."""
+            if args.ownerName or args.quotaInBytes or args.quotaInNamespace:
+                self.access.bucket_owner(caller, args.volumeName, args.bucketName, BUCKET_PROPERTY_WHAT)
+            else:
                 self.access.bucket(caller, ACLType.WRITE, args.volumeName, args.bucketName)
 
         record = await self._run(

@@ -643,7 +643,8 @@ def test_s3_bucket_policies_over_ozone_acls(users: Users) -> None:
 def test_s3_acls_are_ozones_acls(users: Users) -> None:
     """Issue 33, item 5: S3 ACLs are OM's native ACLs. A PutBucketAcl grant shows in `bucket getacl`, a
     native `addacl` in GetBucketAcl, and OM decides by them: bob reads what a grant gives him and nothing
-    else; an object's public-read is WORLD READ, which lets every signed user read it. Amazon's refusals
+    else; an object's public-read is WORLD READ, which lets every user, signed or not, read it (in a private
+    bucket too). Amazon's refusals
     hold (MalformedACLError, AccessControlListNotSupported under BucketOwnerEnforced, AccessDenied for a
     user without WRITE_ACP). An unsigned GET reads the public-read object (OM's anonymous caller: the
     key's WORLD entry alone decides) and nothing else; a public-read bucket is listed."""
@@ -652,11 +653,11 @@ def test_s3_acls_are_ozones_acls(users: Users) -> None:
     alice.create_bucket(Bucket="gallery", ObjectOwnership="ObjectWriter")
     alice.put_object(Bucket="gallery", Key="private.jpg", Body=b"mine")
     alice.put_object(Bucket="gallery", Key="public.jpg", Body=b"ours", ACL="public-read")
+    # WORLD READ on the key, none on the bucket: served to a signed user as to an unsigned one (R37's F8)
+    assert bob.get_object(Bucket="gallery", Key="public.jpg")["Body"].read() == b"ours"
     for attempt in (
         lambda: bob.list_objects_v2(Bucket="gallery"),
-        lambda: bob.get_object(
-            Bucket="gallery", Key="public.jpg"
-        ),  # WORLD READ on the key, none on the bucket
+        lambda: bob.get_object(Bucket="gallery", Key="private.jpg"),
         lambda: bob.get_bucket_acl(Bucket="gallery"),
         lambda: bob.put_bucket_acl(Bucket="gallery", ACL="public-read"),
     ):

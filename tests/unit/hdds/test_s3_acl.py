@@ -23,6 +23,7 @@ from pyozone.hdds.s3_acl import (
     parse_policy,
     replace_shown,
     to_ozone,
+    with_owner,
 )
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType, parse_acls
 
@@ -62,10 +63,41 @@ def test_native_entries_show_as_grants_and_the_owner_always_has_full_control() -
     )
 
 
-def test_a_put_keeps_what_s3_cannot_show() -> None:
-    current = parse_acls("user:alice:a,group:staff:r,world::r,user:bob:a[DEFAULT]")
+def test_a_put_is_the_whole_acl() -> None:
+    """R37's F5, F12: what S3 cannot name (GROUP, DEFAULT scope) is removed, not kept granting."""
+    current = parse_acls("user:alice:a,group:staff:r,world::r,user:bob:a[DEFAULT],anonymous::r,ip:10.0.0.1:r")
     kept = replace_shown(current, [Grant(Grantee("carol"), Permission.READ)], BUCKET)
-    assert texts(kept) == ["group:staff:r", "user:bob:a[DEFAULT]", "user:carol:rl"]
+    assert texts(kept) == ["user:carol:rl"]
+
+
+def test_anonymous_and_ip_entries_show_as_all_users() -> None:
+    """Ozone's check matches them for every caller (R37's F5): S3 shows them as the AllUsers they grant."""
+    acls = parse_acls("user:alice:a,anonymous::r,ip:10.0.0.1:rx,world::r")
+    assert from_ozone(acls, "alice") == (
+        Grant(Grantee("alice"), Permission.FULL_CONTROL),
+        Grant(EVERYONE, Permission.READ),
+        Grant(EVERYONE, Permission.READ_ACP),
+    )
+
+
+def test_writing_back_what_get_answered_changes_nothing() -> None:
+    """R37's F6: a bucket's `w` stays `w` and `r` stays `r`; a new permission gets its full mapping."""
+    current = parse_acls("user:alice:a,user:bob:w,world::x,user:erin:r")
+    shown_grants = from_ozone(current, "alice")
+    assert replace_shown(current, shown_grants, BUCKET) == current
+    more = (*shown_grants, Grant(Grantee("erin"), Permission.WRITE))
+    assert texts(replace_shown(current, more, BUCKET)) == [
+        "user:alice:a", "user:bob:w", "world::x", str(OzoneAcl.parse("user:erin:rwcd"))
+    ]  # fmt: skip
+    assert texts(replace_shown(current, [Grant(Grantee("bob"), Permission.READ)], BUCKET)) == ["user:bob:rl"]
+
+
+def test_with_owner_puts_the_owners_full_control_first() -> None:
+    """R37's F9: an ACL written without its owner still holds the owner's FULL_CONTROL."""
+    carol = Grant(Grantee("carol"), Permission.READ)
+    owner = Grant(Grantee("bob"), Permission.FULL_CONTROL)
+    assert with_owner([carol], "bob") == (owner, carol)
+    assert with_owner([carol, owner], "bob") == (owner, carol)
 
 
 grantees = st.one_of(st.sampled_from(["bob", "carol", "dave"]).map(Grantee), st.just(EVERYONE))
@@ -132,6 +164,8 @@ def test_grant_headers() -> None:
         ({"x-amz-grant-read": ""}, "InvalidArgument"),
         ({"x-amz-grant-read": 'id="a/b"'}, "InvalidArgument"),
         ({"x-amz-grant-delete": 'id="bob"'}, "InvalidArgument"),
+        ({"x-amz-grant-read": 'id="bob,id=carol"'}, "InvalidArgument"),  # one quoted id: R37's F15
+        ({"x-amz-grant-read": ",".join(f'id="u{i}"' for i in range(101))}, "InvalidArgument"),
     ],
 )
 def test_bad_grant_headers(headers: dict[str, str], code: str) -> None:

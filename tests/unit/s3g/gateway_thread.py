@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,12 +81,17 @@ class GatewayOnThread:
 
 
 @contextmanager
-def gateway_on_thread(tmp_path: Path, **gateway_keys: str) -> Iterator[GatewayOnThread]:
-    """`gateway_keys`: configuration the gateway reads besides the test defaults."""
+def gateway_on_thread(
+    tmp_path: Path, om_keys: Mapping[str, str] | None = None, **gateway_keys: str
+) -> Iterator[GatewayOnThread]:
+    """`gateway_keys`: configuration the gateway reads besides the test defaults; `om_keys`: OM's."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    om = OmDaemon(conf(tmp_path), FakeScm())
+    om_conf = conf(tmp_path)
+    for key, value in (om_keys or {}).items():
+        om_conf.set(key, value)
+    om = OmDaemon(om_conf, FakeScm())
     asyncio.run_coroutine_threadsafe(om.start(), loop).result(20)
     configuration = gateway_conf(tmp_path, om.rpc_port)
     for key, value in gateway_keys.items():

@@ -83,3 +83,29 @@ def test_acls_disabled_grant_nothing(alice, anonymous) -> None:  # type: ignore[
     finally:
         alice.delete_bucket_ownership_controls(Bucket=BUCKET)
     assert anonymous.get_object(Bucket=BUCKET, Key="public")["Body"].read() == b""
+
+
+def test_the_expected_owner_of_a_public_object(alice, anonymous) -> None:  # type: ignore[no-untyped-def]
+    """R37's F18: the right x-amz-expected-bucket-owner was AccessDenied to an anonymous reader."""
+    assert (
+        anonymous.get_object(Bucket=BUCKET, Key="public", ExpectedBucketOwner="alice")["Body"].read() == b""
+    )
+    assert refused(anonymous.get_object, Bucket=BUCKET, Key="public", ExpectedBucketOwner="bob") == (
+        403,
+        "AccessDenied",
+    )
+
+
+def test_an_unsigned_read_learns_no_lock_or_tag_count(gateway: GatewayOnThread, anonymous) -> None:  # type: ignore[no-untyped-def]
+    """R37's F13: Amazon answers x-amz-object-lock-* and x-amz-tagging-count to whom s3:GetObjectRetention /
+    s3:GetObjectTagging allow, which no unsigned request is."""
+    alice = gateway.boto3("alice")
+    alice.create_bucket(Bucket="acl-locked", ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    alice.put_object(
+        Bucket="acl-locked", Key="l", Body=b"", ACL="public-read", Tagging="secret=yes",
+        ObjectLockLegalHoldStatus="ON", ContentMD5="1B2M2Y8AsgTpgAmY7PhCfg==",
+    )  # fmt: skip
+    headers = anonymous.head_object(Bucket="acl-locked", Key="l")["ResponseMetadata"]["HTTPHeaders"]
+    assert not [h for h in headers if h.startswith(("x-amz-object-lock", "x-amz-tagging"))]
+    signed = alice.head_object(Bucket="acl-locked", Key="l")["ResponseMetadata"]["HTTPHeaders"]
+    assert signed["x-amz-object-lock-legal-hold"] == "ON" and signed["x-amz-tagging-count"] == "1"

@@ -84,3 +84,14 @@ def test_a_policy_grants_configuration_actions_but_not_the_policy(gateway: Gatew
         alice.delete_bucket_policy(Bucket=BUCKET)
     assert refused(alice.get_bucket_cors, Bucket=BUCKET) == (404, "NoSuchCORSConfiguration")
     assert refused(bob.get_bucket_versioning, Bucket=BUCKET) == (403, "AccessDenied")
+
+
+def test_an_administrator_reads_and_writes_acls(gateway: GatewayOnThread, alice) -> None:  # type: ignore[no-untyped-def]
+    """R37's F14: an administrator, whom OM lets getAcl / setAcl, repairs a bucket's or object's ACL."""
+    admin = gateway.boto3(login_user())
+    alice.create_bucket(Bucket="admin-acls", ObjectOwnership="ObjectWriter")
+    alice.put_object(Bucket="admin-acls", Key="k", Body=b"")
+    assert admin.get_bucket_acl(Bucket="admin-acls")["Owner"]["ID"] == "alice"
+    assert admin.get_object_acl(Bucket="admin-acls", Key="k")["Grants"][0]["Permission"] == "FULL_CONTROL"
+    admin.put_bucket_acl(Bucket="admin-acls", ACL="private")
+    admin.put_object_acl(Bucket="admin-acls", Key="k", ACL="private")

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from pyozone.hdds.security.acl import ResourceType
+from pyozone.protocol.acl import ObjectPath
 from pyozone.s3g.policy import ACTIONS
 from pyozone.s3g.routing import Operation
 from tests.unit.s3g.gateway_thread import GatewayOnThread
@@ -112,6 +114,35 @@ def test_acls_disabled_refuse_every_other_acl(alice) -> None:  # type: ignore[no
     grant = {"Grantee": {"Type": "CanonicalUser", "ID": "bob"}, "Permission": "READ"}
     policy = {"Owner": {"ID": "alice"}, "Grants": [grant]}
     assert refused(alice.put_bucket_acl, Bucket=BUCKET, AccessControlPolicy=policy) == unsupported
+
+
+def test_enforcing_needs_an_owner_only_acl_and_an_owner_only_write_resets(
+    gateway: GatewayOnThread, alice
+) -> None:  # type: ignore[no-untyped-def]
+    """R37's F2: Amazon refuses BucketOwnerEnforced on a bucket whose ACL grants others
+    (InvalidBucketAclWithObjectOwnership), and under it an owner-only ACL write leaves the owner alone (on
+    main: the switch was accepted and `private` answered 200, changing nothing)."""
+    alice.create_bucket(Bucket="own-shared", ObjectOwnership="ObjectWriter")
+    alice.put_bucket_acl(Bucket="own-shared", GrantRead="id=bob", GrantFullControl="id=alice")
+    alice.put_object(Bucket="own-shared", Key="o", Body=b"", GrantRead="id=bob", GrantFullControl="id=alice")
+    assert refused(alice.put_bucket_ownership_controls, Bucket="own-shared", OwnershipControls=ENFORCED) == (
+        400,
+        "InvalidBucketAclWithObjectOwnership",
+    )
+    alice.put_bucket_acl(Bucket="own-shared", ACL="private")
+    alice.put_bucket_ownership_controls(Bucket="own-shared", OwnershipControls=ENFORCED)
+    alice.put_object_acl(Bucket="own-shared", Key="o", ACL="bucket-owner-full-control")
+    assert native_acl(gateway, "own-shared", "o") == ["user:alice:a"]
+    assert [g["Grantee"]["ID"] for g in alice.get_object_acl(Bucket="own-shared", Key="o")["Grants"]] == [
+        "alice"
+    ]
+
+
+def native_acl(gateway: GatewayOnThread, bucket: str, key: str = "") -> list[str]:
+    assert gateway.gateway.client is not None
+    resource = ResourceType.KEY if key else ResourceType.BUCKET
+    path = ObjectPath(resource, gateway.gateway.settings.volume, bucket, key)
+    return [str(a) for a in gateway.call(gateway.gateway.client.get_acl(path))]
 
 
 def test_every_operation_has_its_policy_action() -> None:
