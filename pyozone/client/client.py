@@ -134,11 +134,14 @@ class AsyncOzoneClient:
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
         self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
-        object_lock: bool = False, acls: Acls = (),
+        object_lock: bool = False, acls: Acls = (), ownership_controls: bytes = b"",
     ) -> BucketInfo:  # fmt: skip
         """`object_lock`: versioned, with S3 Object Lock enabled; `acls`: its whole ACL, recorded by the
-        create itself (unset: its creator's default entries)."""
-        return await self.om.create_bucket(volume, bucket, replication, owner, object_lock, acls)
+        create itself (unset: its creator's default entries); `ownership_controls`: its S3 ownership
+        controls document, kept by the create itself."""
+        return await self.om.create_bucket(
+            volume, bucket, replication, owner, object_lock, acls, ownership_controls
+        )
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
         return await self.om.bucket_info(volume, bucket)
@@ -204,7 +207,11 @@ class AsyncOzoneClient:
             volume, bucket, key, opened.client_id, opened.blocks, size_hint, datastream, metadata
         )
         out.condition = condition
-        return _encrypting(out, opened, customer_key, f"/{volume}/{bucket}/{key}")
+        try:
+            return _encrypting(out, opened, customer_key, f"/{volume}/{bucket}/{key}")
+        except SseKeyError:  # its block streams closed, as create_multipart_key does
+            await out.abort()
+            raise
 
     def _output(
         self, volume: str, bucket: str, key: str, client_id: int, blocks: list[KeyLocation], size_hint: int,

@@ -369,11 +369,14 @@ class OmClient:
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
         self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
-        object_lock: bool = False, acls: Acls = (),
+        object_lock: bool = False, acls: Acls = (), ownership_controls: bytes = b"",
     ) -> BucketInfo:  # fmt: skip
         """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on); `object_lock`: created
-        versioned with S3 Object Lock enabled; `acls`: its whole ACL (unset: its creator's defaults)."""
-        request = wire.create_bucket_request(volume, bucket, replication, owner, object_lock, acls)
+        versioned with S3 Object Lock enabled; `acls`: its whole ACL (unset: its creator's defaults);
+        `ownership_controls`: its S3 OwnershipControls document, kept by the create itself."""
+        request = wire.create_bucket_request(
+            volume, bucket, replication, owner, object_lock, acls, ownership_controls
+        )
         return await self._call("createBucket", request, lambda r: wire.bucket_info_from_proto(r.bucket))
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:

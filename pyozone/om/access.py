@@ -43,9 +43,10 @@ class Access:
 
     # ------------------------------------------------------------------ callers
     def caller(self, context: Any) -> Caller | None:
-        """Who an RPC request comes from; None when ACLs are off. OM's or the S3 gateway's certificate acting
-        for itself (the gateway making its volume) is an administrator, as the daemons' own user is in
-        Ozone; another service's is nobody (caller_name)."""
+        """Who an RPC request comes from; None when ACLs are off (but the S3 gateway's anonymous caller,
+        ANONYMOUS_CALLER, which WORLD entries decide for either way). OM's or the S3 gateway's certificate
+        acting for itself (the gateway making its volume) is an administrator, as the daemons' own user is
+        in Ozone; another service's is nobody (caller_name)."""
         if not self.settings.enabled:
             return ANONYMOUS_CALLER if self._claimed(context) == S3_ANONYMOUS else None
         return self.identify(context)

@@ -235,10 +235,12 @@ class OzoneManager:
         replication: ReplicationConfig | None = None,
         creator: Ownership | None = None,
         lock: bool = False,
+        documents: Sequence[tuple[str, bytes]] = (),
     ) -> BucketRecord:
         """The bucket's owner is its volume's; with ozone.acl.enabled the `creator` (the caller) owns it,
         with the creator's entries and the volume's DEFAULT ones (Ozone's OMBucketCreateRequest). `lock`:
-        created versioning-Enabled with S3 Object Lock (om/object_lock.py)."""
+        created versioning-Enabled with S3 Object Lock (om/object_lock.py). `documents`: S3 documents kept
+        with it in the same step, (table, document as kept) (om/bucket_documents.py)."""
         check_bucket_name(bucket)
         if replication is not None:
             self.settings.allowed_configs.check(replication)
@@ -268,6 +270,7 @@ class OzoneManager:
                         om_records.encode_bucket(record),
                     ),
                     (VOLUME_TABLE, volume_key(volume), om_records.encode_volume(parent)),
+                    *((table, bucket_key(volume, bucket), kept) for table, kept in documents),
                 ]
             )
         log.info("created bucket %s/%s (%s)", volume, bucket, record.replication)
@@ -893,14 +896,16 @@ class OzoneManager:
     # ------------------------------------------------------------------ helpers
     def orphan(self, record: KeyRecord, ops: list[Op]) -> None:
         """The record's blocks go to deletedTable (a key without blocks leaves nothing to delete), without
-        what KeyDeletingService never reads (metadata, tags, ACLs, part lists): a completion replacing a
-        10,000-part key wrote its whole record there, and its Raft entry outgrew the append limit
-        (R31's F6)."""
+        what KeyDeletingService never reads (metadata, tags, ACLs, part lists, encryption): a completion
+        replacing a 10,000-part key wrote its whole record there, and its Raft entry outgrew the append
+        limit (R31's F6)."""
         if not record.blocks:
             return
         (seq,) = self.new_ids(1)
         entry = key_key(record.volume, record.bucket, record.key) + f"/{seq}"
-        blocks_only = replace(record, metadata=(), tags=(), acls=(), parts=(), part_checksums=())
+        blocks_only = replace(
+            record, metadata=(), tags=(), acls=(), parts=(), part_checksums=(), encryption=None
+        )
         ops.append((DELETED_TABLE, entry, om_records.encode_key(blocks_only)))
 
     def account(

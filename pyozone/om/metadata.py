@@ -9,11 +9,13 @@
   multipartInfoTable /vol/bucket/key NUL uploadID  MultipartInfo (an upload in progress and its parts)
   s3BucketCorsTable /vol/bucket          a bucket's S3 CORS configuration (its document)
   s3BucketEncryptionTable /vol/bucket    a bucket's S3 default encryption (its document)
+  s3BucketOwnershipControlsTable /vol/bucket  a bucket's S3 ownership controls (its document)
   objectVersionTable /vol/bucket/key NUL <2^64-1-seq, 16 hex>  KeyInfo (S3: a key's noncurrent versions
                                          and its delete markers, newest first; om/versions.py)
                      /vol/bucket/key NUL "null"  decimal text: the seq of the key's noncurrent null version
                                          (a pointer row, so it is found without a scan)
-  meta          name                      decimal text (the object-id counter)
+  meta          name                      the object-id counter (decimal text); #SSEKEYSTOREID, the SSE
+                                         master keystore this om.db's keys were wrapped under
 
 Ozone names a multipart upload /vol/bucket/key/uploadID; pyozone puts a NUL (which no key name holds)
 before the upload id instead, so a scan lists uploads in S3's order: by key, then by upload id, which
@@ -69,7 +71,7 @@ S3_BUCKET_PUBLIC_ACCESS_BLOCK_TABLE = "s3BucketPublicAccessBlockTable"
 """A bucket's S3 PublicAccessBlock by bucket_key, as GetPublicAccessBlock answers it (pyozone's)."""
 S3_BUCKET_ENCRYPTION_TABLE = "s3BucketEncryptionTable"
 """A bucket's S3 default encryption by bucket_key, as GetBucketEncryption answers it (pyozone's); openKey
-reads it for a key asked no encryption of its own."""
+reads the bucket record's sse_default instead, set beside it."""
 S3_BUCKET_OWNERSHIP_CONTROLS_TABLE = "s3BucketOwnershipControlsTable"
 """A bucket's S3 object ownership controls by bucket_key, as GetBucketOwnershipControls answers them
 (pyozone's)."""

@@ -295,7 +295,7 @@ class ListVolumesResponse(_message.Message):
     def __init__(self, volumes: _Optional[_Iterable[_Union[VolumeInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateBucketRequest(_message.Message):
-    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner", "objectLockEnabled", "acls")
+    __slots__ = ("volume", "bucket", "type", "factor", "ecReplicationConfig", "owner", "objectLockEnabled", "acls", "ownershipControls")
     VOLUME_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +304,7 @@ class CreateBucketRequest(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     OBJECTLOCKENABLED_FIELD_NUMBER: _ClassVar[int]
     ACLS_FIELD_NUMBER: _ClassVar[int]
+    OWNERSHIPCONTROLS_FIELD_NUMBER: _ClassVar[int]
     volume: str
     bucket: str
     type: _hdds_pb2.ReplicationType
@@ -312,7 +313,8 @@ class CreateBucketRequest(_message.Message):
     owner: str
     objectLockEnabled: bool
     acls: _containers.RepeatedCompositeFieldContainer[OzoneAclInfo]
-    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ...) -> None: ...
+    ownershipControls: bytes
+    def __init__(self, volume: _Optional[str] = ..., bucket: _Optional[str] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., owner: _Optional[str] = ..., objectLockEnabled: _Optional[bool] = ..., acls: _Optional[_Iterable[_Union[OzoneAclInfo, _Mapping]]] = ..., ownershipControls: _Optional[bytes] = ...) -> None: ...
 
 class CreateBucketResponse(_message.Message):
     __slots__ = ("bucket",)

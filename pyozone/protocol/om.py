@@ -272,11 +272,11 @@ def list_volumes_request(prefix: str, start: str, limit: int) -> om_pb.ListVolum
 
 def create_bucket_request(
     volume: str, bucket: str, replication: str | None, owner: str, object_lock: bool = False,
-    acls: Acls = (),
+    acls: Acls = (), ownership_controls: bytes = b"",
 ) -> om_pb.CreateBucketRequest:  # fmt: skip
     return om_pb.CreateBucketRequest(
         volume=volume, bucket=bucket, owner=owner, objectLockEnabled=object_lock, acls=acls_to_proto(acls),
-        **named_replication_fields(replication),
+        ownershipControls=ownership_controls, **named_replication_fields(replication),
     )  # fmt: skip
 
 

@@ -241,17 +241,19 @@ def key_to_proto(k: KeyRecord, with_blocks: bool = True) -> om_pb.KeyInfo:
     if k.acls:
         p.acls.extend(acls_to_proto(k.acls))
     if k.encryption is not None:
-        encryption_to_proto(k.encryption, p)
+        encryption_to_proto(k.encryption, p, part_ivs=with_blocks)
     return p
 
 
-def encryption_to_proto(e: KeyEncryption, p: om_pb.KeyInfo) -> None:
+def encryption_to_proto(e: KeyEncryption, p: om_pb.KeyInfo, part_ivs: bool = True) -> None:
+    """`part_ivs` False: without a multipart key's ivs (up to 10,000 x 16 bytes), as a listing carries no
+    part list to read them with."""
     p.sseAlgorithm = int(e.algorithm)  # type: ignore[assignment]
     p.sseIv = e.iv
     p.sseWrappedKey = e.wrapped_key
     p.sseMasterKeyVersion = e.master_key_version
     p.sseCustomerKeyMD5 = e.customer_key_md5
-    if e.part_ivs:
+    if e.part_ivs and part_ivs:
         p.ssePartIvs.extend(e.part_ivs)
 
 

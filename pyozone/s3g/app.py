@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from aiohttp import HttpVersion11, hdrs, web
 
@@ -244,7 +245,7 @@ async def _run(
             if not await policy.read_as_public(gateway, where, operation):
                 raise
     with gateway.client.acting_for(S3_ANONYMOUS):  # what a WORLD entry grants anyone: R37's F8
-        return await HANDLERS[operation](s3)
+        return await HANDLERS[operation](replace(s3, acting=S3_ANONYMOUS))
 
 
 def error_response(error: S3Error, method: str, resource: str, request_id: str) -> web.Response:

@@ -67,7 +67,8 @@ async def list_buckets(s3: S3Request) -> web.Response:
 async def create_bucket(s3: S3Request, acls: Acls = ()) -> web.Response:
     """The bucket is owned by the S3 user who creates it, as Ozone's gateway creates it as that user. S3's
     names are global: another user's bucket is BucketAlreadyExists. Its ownership controls (x-amz-object-
-    ownership, BucketOwnerEnforced by default) are kept next, so a bucket made here always has some.
+    ownership, BucketOwnerEnforced by default) are kept by the same OM step, so a bucket made here always
+    has some, even when a retry finds it made.
     `acls`: its whole ACL, recorded by the create (acls.py; none: its creator's defaults)."""
     lock = bucket_lock_requested(s3.headers)  # created versioned with S3 Object Lock (om/object_lock.py)
     ownership = requested_ownership(s3.headers.get(OBJECT_OWNERSHIP))
@@ -83,7 +84,12 @@ async def create_bucket(s3: S3Request, acls: Acls = ()) -> web.Response:
     with s3.gateway.cors.forgetting(s3.bucket), s3.gateway.policies.forgetting(s3.bucket):
         try:  # made with its owner in one call: never a bucket without its owner, nor a race to own it
             await s3.gateway.client.create_bucket(
-                s3.gateway.volume, s3.bucket, owner=s3.user, object_lock=lock, acls=acls
+                s3.gateway.volume,
+                s3.bucket,
+                owner=s3.user,
+                object_lock=lock,
+                acls=acls,
+                ownership_controls=s3_ownership.document(ownership),
             )
         except OzoneClientError as e:
             error = s3_error(e, BucketName=s3.bucket)
@@ -99,10 +105,6 @@ async def create_bucket(s3: S3Request, acls: Acls = ()) -> web.Response:
                     S3ErrorCode.InvalidBucketState, LOCK_NOT_RECREATED, BucketName=s3.bucket
                 ) from None
             return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
-        controls = s3_ownership.document(ownership)
-        await on_bucket(
-            s3, s3.gateway.client.put_bucket_ownership_controls(s3.gateway.volume, s3.bucket, controls)
-        )
     return web.Response(status=200, headers={"Location": f"/{s3.bucket}"})
 
 

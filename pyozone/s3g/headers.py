@@ -189,8 +189,8 @@ lets repeat (it refuses a repeated Content-Type, Content-Length, Authorization o
 
 def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str], sse: bool = False) -> None:
     """Headers that ask for what the gateway does not do are refused, never accepted and ignored:
-    server-side encryption (the data would be stored in plaintext, an SSE-C object read without its key),
-    website redirects and the like (NOT_IMPLEMENTED_HEADERS; ACL headers: s3g/acls.check_requested). A
+    server-side encryption on an operation that does not read it (outside sse.OPERATIONS), website
+    redirects and the like (NOT_IMPLEMENTED_HEADERS; ACL headers: s3g/acls.check_requested). A
     single-valued header (SINGLE_VALUED, every x-amz-* but user metadata) sent twice is refused (which one
     would count?), and so is an x-amz-* header moved into the query string, but for QUERY_HEADERS. `sse`: the
     operation reads the encryption headers itself (s3g/sse.py)."""

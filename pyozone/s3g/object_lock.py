@@ -40,8 +40,9 @@ async def on_key(s3: S3Request, call: Awaitable[None]) -> None:
 
 
 async def put_object_lock_configuration(s3: S3Request) -> web.Response:
-    """The bucket's owner alone; the body needs a Content-MD5 or a checksum. A bucket without Object Lock
-    gets it if its versioning is Enabled (Amazon's now), else InvalidBucketState."""
+    """The bucket's owner's (an administrator's, or a policy grantee's: buckets.require_owner); the body
+    needs a Content-MD5 or a checksum. A bucket without Object Lock gets it if its versioning is Enabled
+    (Amazon's now), else InvalidBucketState."""
     bucket = await owned_bucket(s3)
     require_body_digest(s3.headers)
     body = await s3.body.read_all()

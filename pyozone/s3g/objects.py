@@ -137,7 +137,7 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers.update(version_headers(info))
     # the lock and the tag count go to whom s3:GetObjectRetention / -Tagging allow, as Amazon's: never to
     # an unsigned request, which GetObjectRetention and GetObjectTagging refuse (R37's F13)
-    signed = bool(s3.user)
+    signed = not s3.as_public
     if signed:
         headers.update(lock_headers(info))
     headers.update(sse.answer_headers(info.encryption))

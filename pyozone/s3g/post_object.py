@@ -101,10 +101,10 @@ async def post_object(
             S3ErrorCode.NotImplemented, "x-amz-object-lock-* fields on POST Object are not implemented."
         )
     target = Target(where.bucket, key, where.query)
-    s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields)
+    acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
+    s3 = S3Request(http, target, Operation.POST_OBJECT, request_id, access_key, body, gateway, fields, acting)
     length = policy.length or post_policy.LengthRange(0, MAX_PUT_BYTES)
     length = post_policy.LengthRange(length.low, min(length.high, MAX_PUT_BYTES))  # a policy never lifts it
-    acting = await acting_user(gateway, http, target, Operation.POST_OBJECT, access_key, http.headers)
     with gateway.client.acting_for(acting):  # its signer, or the bucket's owner if its policy grants it
         await expected_owners(s3)
         acls = await form_object_acl(s3, acl) if acl is not None else ()

@@ -288,8 +288,8 @@ current version: acls.py)."""
 
 
 def check_version(where: Target, operation: Operation) -> None:
-    """A `versionId` on an object operation that does not act on versions (tagging, ACLs, a part's
-    upload) is NotImplemented: acting on the current version instead would change another version than
+    """A `versionId` on an object operation that does not act on versions (tagging, a part's upload) is
+    NotImplemented: acting on the current version instead would change another version than
     the one named; an empty one on an operation that does act on versions is InvalidArgument, as Amazon
     answers it (R32's F4). Asked after the request is authenticated, so an anonymous caller learns nothing
     before its AccessDenied."""

@@ -103,7 +103,7 @@ READS = frozenset(
         "infoVolume", "listVolumes", "infoBucket", "listBuckets", "lookupKey", "listKeys", "listParts",
         "listMultipartUploads", "getAcl", "getServiceInfo", "getS3Secret", "getS3SigningKey", "getBucketCors",
         "listKeyVersions", "getBucketLifecycle", "getBucketPolicy", "getBucketPublicAccessBlock",
-        "getBucketOwnershipControls",
+        "getBucketOwnershipControls", "getBucketEncryption",
     }
 )  # fmt: skip
 """The calls that read: each waits for a ReadIndex round first (a call that may also write, getS3Secret,

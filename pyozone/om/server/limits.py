@@ -75,8 +75,8 @@ REGION = NameRule("region", MAX_REGION_CHARS, OMResultCode.INVALID_REQUEST)
 S3_SERVICE = NameRule("service", MAX_SERVICE_CHARS, OMResultCode.INVALID_REQUEST)
 UPLOAD_ID = NameRule("multipart upload id", MAX_UPLOAD_ID_BYTES, OMResultCode.INVALID_REQUEST)
 PART_CHECKSUM_NAME = NameRule("part checksum name", 64, OMResultCode.INVALID_REQUEST)
-KEY_MD5 = NameRule("SSE-C key MD5 (base64)", 24, OMResultCode.INVALID_REQUEST)
 """A part metadata entry's name (the S3 gateway's x-amz-checksum-<algorithm>, 24 bytes at most)."""
+KEY_MD5 = NameRule("SSE-C key MD5 (base64)", 24, OMResultCode.INVALID_REQUEST)
 VERSION_ID = NameRule("S3 version id", MAX_VERSION_ID_BYTES, OMResultCode.INVALID_REQUEST)
 VERSIONING = NameRule("versioning state", MAX_VERSIONING_BYTES, OMResultCode.INVALID_REQUEST)
 

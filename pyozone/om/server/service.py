@@ -239,9 +239,13 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
         creator = self._named_acls(creator, request.acls)
+        documents = []
+        if request.ownershipControls:  # kept in the create's step: never a bucket without them
+            controls = self.ownership_controls
+            documents.append((controls.table, controls.read(request.ownershipControls, request.bucket)))
         record = await self._run(
             self.core.create_bucket, request.volume, request.bucket, config, creator,
-            request.objectLockEnabled,
+            request.objectLockEnabled, documents,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
         return wire.bucket_answer("createBucket", record)
@@ -795,7 +799,7 @@ class OzoneManagerService:
     ) -> pb.InitiateMultipartUploadResponse:
         caller = self.access.caller(context)
         metadata, tags = dict(request.metadata), dict(request.tags)
-        creator = self.access.creator(self.access.caller(context))
+        creator = self.access.creator(caller)
         sse = parse(wire.sse_request_from_proto, request)
 
         def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from pyozone import rpc
 from pyozone.hdds.s3_ownership import ObjectOwnership, document
 from pyozone.om import bucket_documents
 from pyozone.om.bucket_documents import BucketDocuments
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key
+from pyozone.proto import OmClientProtocol_pb2 as pb
 from tests.unit.om.om_fakes import FakeScm, make_om
+from tests.unit.om.test_om_server import run, running
 
 
 @pytest.fixture
@@ -55,3 +58,32 @@ def test_the_controls_go_with_their_bucket(cluster: tuple[OzoneManager, BucketDo
     assert manager.store.get(S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key("vol", "bkt")) is None
     manager.create_bucket("vol", "bkt")
     assert controls.get("vol", "bkt") is None
+
+
+def test_create_bucket_keeps_its_ownership_controls_in_its_own_step(tmp_path: Path) -> None:
+    """CreateBucketRequest.ownershipControls: kept by the create itself, so no failure between two calls
+    (or a retry finding the bucket made) leaves an S3 bucket without them (the session's reread); a document
+    S3 refuses makes no bucket."""
+
+    async def body() -> None:
+        async with running(tmp_path, FakeScm()) as (_, stub):
+            await stub.createVolume(pb.CreateVolumeRequest(volume="vol", owner="root"))
+            controls = document(ObjectOwnership.OBJECT_WRITER)
+            await stub.createBucket(
+                pb.CreateBucketRequest(volume="vol", bucket="bkt", ownershipControls=controls)
+            )
+            got = await stub.getBucketOwnershipControls(
+                pb.GetBucketOwnershipControlsRequest(volume="vol", bucket="bkt")
+            )
+            assert got.configuration == controls
+            with pytest.raises(rpc.RpcError):
+                await stub.createBucket(
+                    pb.CreateBucketRequest(
+                        volume="vol", bucket="bad", ownershipControls=b"<OwnershipControls/>"
+                    )
+                )
+            with pytest.raises(rpc.RpcError) as error:
+                await stub.infoBucket(pb.InfoBucketRequest(volume="vol", bucket="bad"))
+            assert "BUCKET_NOT_FOUND" in (error.value.details() or "")
+
+    run(body())

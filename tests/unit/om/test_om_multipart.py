@@ -11,6 +11,7 @@ import pytest
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.om_records import KeyBlock
 from pyozone.hdds.om_views import UPLOAD_ALGORITHM
+from pyozone.hdds.security.sse import SseAlgorithm, SseRequest, key_md5
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.metadata import DELETED_TABLE, MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, OMStoreError
@@ -126,15 +127,18 @@ def test_a_replaced_key_leaves_only_its_blocks_in_deleted_table(
     om: OzoneManager, mpu: MultipartManager
 ) -> None:
     """R31's F6: the replaced key's whole record (part lists, metadata) went to deletedTable, which reads
-    only blocks, and a 10,000-part key's Raft entry outgrew the append limit."""
+    only blocks, and a 10,000-part key's Raft entry outgrew the append limit; an encrypted one's part ivs
+    (16 bytes a part) and wrapped key stay out too (the session's reread)."""
+    sse = SseRequest(SseAlgorithm.SSE_C, key_md5(bytes(32)))
     for _ in range(2):
-        upload = mpu.initiate("vol1", "bkt1", "k")
+        upload = mpu.initiate("vol1", "bkt1", "k", sse=sse)
         write_part(mpu, upload.upload_id, 1, 700, checksum="c1")
         mpu.complete(
             "vol1", "bkt1", "k", upload.upload_id, [(1, "e1-700")], part_checksum="x-amz-checksum-crc32"
         )
     [orphaned] = [om_records.decode_key(v) for _, v in om.store.scan(DELETED_TABLE)]
     assert orphaned.blocks and (orphaned.parts, orphaned.part_checksums, orphaned.metadata) == ((), (), ())
+    assert orphaned.encryption is None
 
 
 def test_a_part_written_again_replaces_the_older(om: OzoneManager, mpu: MultipartManager) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pyozone.hdds.ids import RATIS_ONE, BlockID, ReplicationConfig
 from pyozone.hdds.om_records import KeyBlock, KeyRecord, pairs
 from pyozone.hdds.security.acl import ACLIdentityType, AclScope, ACLType, OzoneAcl
+from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
 from pyozone.hdds.states import ReplicationType
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.protocol import om_records
@@ -71,3 +72,17 @@ def test_the_record_memo_keeps_at_most_its_size_oldest_first() -> None:
     assert memo.record(b"0") is None and memo.data(records[0]) is None
     assert memo.record(b"2") is records[2] and memo.data(records[1]) == b"1"
     assert memo.data(replace(records[2])) is None  # an equal record is not this one
+
+
+def test_a_listing_carries_no_part_ivs_and_a_lookup_all_of_them() -> None:
+    """A 10,000-part SSE key's ivs are 160 KB: a listing page of such keys outgrew the frame limit though
+    no listing reader can use them (it carries no part list); a lookup (with blocks) needs them to read."""
+    ivs = tuple(i.to_bytes(16, "big") for i in range(3))
+    encrypted = replace(
+        EMPTY,
+        parts=((1, 5), (2, 5), (3, 5)),
+        encryption=KeyEncryption(SseAlgorithm.SSE_S3, bytes(16), part_ivs=ivs),
+    )
+    assert list(om_records.key_to_proto(encrypted).ssePartIvs) == list(ivs)
+    listed = om_records.key_to_proto(encrypted, with_blocks=False)
+    assert not listed.ssePartIvs and listed.sseIv == bytes(16)

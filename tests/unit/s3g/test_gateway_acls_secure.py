@@ -201,10 +201,17 @@ def test_a_signed_user_reads_what_an_unsigned_one_may(secure: GatewayOnThread) -
     refused a public-read object every unsigned client was served."""
     alice, bob = secure.boto3("alice"), secure.boto3("bob")
     alice.create_bucket(Bucket="inv", ObjectOwnership="ObjectWriter", ACL="private")
-    alice.put_object(Bucket="inv", Key="pub", Body=b"", ACL="public-read")
+    alice.put_object(Bucket="inv", Key="pub", Body=b"", ACL="public-read", Tagging="secret=yes")
     alice.put_object(Bucket="inv", Key="priv", Body=b"", ACL="private")
     assert bob.get_object(Bucket="inv", Key="pub")["Body"].read() == b""
-    assert bob.head_object(Bucket="inv", Key="pub")["ContentLength"] == 0
+    head = bob.head_object(Bucket="inv", Key="pub")
+    assert head["ContentLength"] == 0
+    # served as the anonymous caller, with its limits: no tag count (R37's F13 on F8's fallback)
+    assert "x-amz-tagging-count" not in head["ResponseMetadata"]["HTTPHeaders"]
+    assert (
+        alice.head_object(Bucket="inv", Key="pub")["ResponseMetadata"]["HTTPHeaders"]["x-amz-tagging-count"]
+        == "1"
+    )
     assert refused(bob.get_object, Bucket="inv", Key="priv") == (403, "AccessDenied")
     assert refused(bob.list_objects_v2, Bucket="inv") == (403, "AccessDenied")
     alice.put_public_access_block(Bucket="inv", PublicAccessBlockConfiguration={"IgnorePublicAcls": True})

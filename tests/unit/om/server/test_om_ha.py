@@ -38,11 +38,12 @@ from pyozone.om.metadata import (
     volume_key,
 )
 from pyozone.om.server import OmDaemon, ServerStartError
-from pyozone.om.server.ha import TRANSACTION_INFO, OmReplication, transaction_info
+from pyozone.om.server.ha import READS, TRANSACTION_INFO, OmReplication, transaction_info
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import Raft_pb2 as raft_pb
 from pyozone.protocol import om as wire
 from pyozone.protocol import om_records
+from pyozone.protocol.om import SERVICE
 from pyozone.protocol.om_admin import ADMIN_SERVICE, transfer_request
 from pyozone.protocol.om_ratis import entry_to_bytes
 from pyozone.protocol.raft import message_to_proto
@@ -705,3 +706,11 @@ def test_run_s3_lifecycle_holds_no_other_client_s_write(tmp_path: Path) -> None:
                 await other.close()
 
     run(scenario())
+
+
+def test_every_call_that_reads_waits_for_a_read_index_round() -> None:
+    """Every get/list/info/lookup call of OM's service is in READS (a deposed leader answers none from its
+    own om.db); getBucketEncryption was left out when SSE and ACLs merged (the session's reread)."""
+    reading = {m.name for m in SERVICE.methods if m.name.startswith(("get", "list", "info", "lookup"))}
+    assert reading <= READS
+    assert {m.name for m in SERVICE.methods} >= READS
