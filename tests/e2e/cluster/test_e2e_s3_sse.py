@@ -347,6 +347,48 @@ def test_no_plaintext_reaches_the_datanodes(s3: S3Endpoint, client) -> None:  # 
     assert client.get_object(Bucket=BUCKET, Key="pattern-s3")["Body"].read() == secret
 
 
+def test_an_acl_an_encryption_and_a_lock_on_one_write_all_hold(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
+    """The three features merged from parallel branches meet on one PutObject: its public-read ACL, its
+    SSE-S3 encryption and its legal hold are all recorded by the one commit; an unsigned reader gets the
+    plaintext (never the data key) and no lock header; the held version is not deleted; no plaintext
+    reaches a datanode (the session's reread)."""
+    import boto3
+    from botocore import UNSIGNED
+    from botocore.config import Config
+
+    bucket = "sse-acl-lock"
+    client.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    secret = b"pyozone-three-features-marker" * 4096
+    put = client.put_object(
+        Bucket=bucket, Key="k", Body=secret, ACL="public-read", ObjectLockLegalHoldStatus="ON",
+        ChecksumAlgorithm="SHA256", **SSE_S3,
+    )  # fmt: skip
+    assert put["ServerSideEncryption"] == "AES256"
+    grants = client.get_object_acl(Bucket=bucket, Key="k")["Grants"]
+    assert {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/AllUsers"} in [
+        g["Grantee"] for g in grants if g["Permission"] == "READ"
+    ]
+    head = client.head_object(Bucket=bucket, Key="k")
+    assert (head["ServerSideEncryption"], head["ObjectLockLegalHoldStatus"]) == ("AES256", "ON")
+    anonymous = boto3.client(
+        "s3", endpoint_url=s3.url, region_name="us-east-1",
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}),
+    )  # fmt: skip
+    got = anonymous.get_object(Bucket=bucket, Key="k")
+    assert got["Body"].read() == secret
+    assert "x-amz-object-lock-legal-hold" not in got["ResponseMetadata"]["HTTPHeaders"]
+    assert refusal(client.delete_object, Bucket=bucket, Key="k", VersionId=put["VersionId"]) == (
+        403,
+        "AccessDenied",
+    )
+    needle = secret[:29]
+    assert not [
+        p
+        for p in s3.cluster.data_dir.rglob("*")
+        if p.is_file() and not p.is_symlink() and needle in p.read_bytes()
+    ]
+
+
 def test_sh_key_get_and_cat_read_an_sse_s3_object_and_refuse_an_sse_c_one(
     s3: S3Endpoint,
     client,
