@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import http.client
 import threading
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
+from botocore.exceptions import ClientError
 
 from pyozone.om.server import OmDaemon
 from pyozone.s3g.daemon import S3GatewayDaemon
@@ -19,6 +22,13 @@ from tests.unit.om.test_om_server import conf
 from tests.unit.s3g.test_daemon_volume import gateway_conf
 
 T = TypeVar("T")
+
+
+def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
+    """The HTTP status and S3 error code a boto3 call was refused with (it must be refused)."""
+    with pytest.raises(ClientError) as e:
+        call(**kwargs)
+    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,24 +6,16 @@ NotImplemented, AccessDenied). OM here has ACLs off: the gateway's own READ_ACP 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType
 from pyozone.protocol.acl import ObjectPath
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "acl-writer"
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def grants(acl: dict[str, Any]) -> list[tuple[str, str]]:

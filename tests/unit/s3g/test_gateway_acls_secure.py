@@ -11,13 +11,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from botocore.exceptions import ClientError
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType
 from pyozone.om.properties import PropertyManager
 from pyozone.protocol.acl import ObjectPath
-from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread, refused
 
 T = TypeVar("T")
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
@@ -35,12 +34,6 @@ def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayOnThread
         volume = ObjectPath(ResourceType.VOLUME, running.gateway.settings.volume)
         PropertyManager(running.om.core).change_acls(volume, lambda acls: (*acls, world))
         yield running
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def native(secure: GatewayOnThread, bucket: str, key: str = "") -> list[str]:

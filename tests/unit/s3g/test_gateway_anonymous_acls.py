@@ -5,23 +5,13 @@ anonymous caller is checked against WORLD entries all the same."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from botocore import UNSIGNED
 from botocore.config import Config
-from botocore.exceptions import ClientError
 
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "acl-public"
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 @pytest.fixture(scope="module")

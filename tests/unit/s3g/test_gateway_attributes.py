@@ -3,13 +3,9 @@ no datanodes), as Amazon's references have them; the parts' arithmetic is test_p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
-from botocore.exceptions import ClientError
 
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "attributed"
 EVERY = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
@@ -31,12 +27,6 @@ def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
         Bucket=BUCKET, Key="multi", UploadId=upload_id, MultipartUpload={"Parts": [named]}
     )
     return client
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def test_every_attribute_of_a_single_put(s3) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "checksummed"
 EMPTY_CRC32 = base64.b64encode(zlib.crc32(b"").to_bytes(4, "big")).decode()
@@ -25,12 +25,6 @@ def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
     client = gateway.boto3()
     client.create_bucket(Bucket=BUCKET)
     return client
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def composite(part_checksums: list[str]) -> str:

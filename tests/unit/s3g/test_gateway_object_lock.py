@@ -9,16 +9,13 @@ import base64
 import datetime
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from pyozone.hdds.s3_object_lock import Retention, RetentionMode
 from pyozone.om.object_lock import ObjectLocks
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 LOCKED = "worm"
 PLAIN = "plain-bucket"
@@ -35,12 +32,6 @@ def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
     client.create_bucket(Bucket=LOCKED, ObjectLockEnabledForBucket=True)
     client.create_bucket(Bucket=PLAIN)
     return client
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def test_a_bucket_created_with_object_lock_is_versioned_for_good(s3) -> None:  # type: ignore[no-untyped-def]

@@ -6,17 +6,14 @@ AccessDenied."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from pyozone.client.errors import OzoneClientError
 from pyozone.om.metadata import S3_SECRET_TABLE
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "owned"
 
@@ -32,12 +29,6 @@ def alice(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def bob(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
     return gateway.boto3("bob")
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 NOT_USER_NAMES = ["@EVIL.ORG", "/x", "/host@REALM", "alice@EVIL.ORG", "alice/anything", "dave smith"]

@@ -5,26 +5,16 @@ alone. BucketOwnerEnforced disables ACLs: AccessControlListNotSupported for any 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
-from botocore.exceptions import ClientError
 
 from pyozone.hdds.security.acl import ResourceType
 from pyozone.protocol.acl import ObjectPath
 from pyozone.s3g.policy import ACTIONS
 from pyozone.s3g.routing import Operation
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "owned-controls"
 ENFORCED = {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,12 @@ a copy whose source the policy denies, and an owner who can always repair a poli
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore import UNSIGNED
-from botocore.exceptions import ClientError
 
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "gallery"
 OTHER = "vault"
@@ -32,12 +30,6 @@ def statement(
 
 
 PUBLIC_READ = policy(statement(Sid="PublicRead"))
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 @pytest.fixture(scope="module")

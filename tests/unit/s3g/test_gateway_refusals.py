@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
-from tests.unit.s3g.gateway_thread import GatewayOnThread
+from tests.unit.s3g.gateway_thread import GatewayOnThread, refused
 
 BUCKET = "refusals"
 SSE_C = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": "k" * 32}
@@ -44,12 +42,6 @@ def s3(gateway: GatewayOnThread):  # type: ignore[no-untyped-def]
     client.create_bucket(Bucket=BUCKET)
     client.put_object(Bucket=BUCKET, Key="source", Body=b"")
     return client
-
-
-def refused(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str]:
-    with pytest.raises(ClientError) as e:
-        call(**kwargs)
-    return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"]["Code"]
 
 
 def upload(s3: Any, key: str) -> str:
