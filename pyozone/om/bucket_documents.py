@@ -17,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from pyozone.hdds import s3_cors, s3_encryption, s3_lifecycle, s3_ownership, s3_policy, s3_public_access
+from pyozone.hdds import (
+    s3_acl,
+    s3_cors,
+    s3_encryption,
+    s3_lifecycle,
+    s3_ownership,
+    s3_policy,
+    s3_public_access,
+)
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
 from pyozone.om.master_keys import KEYSTORE_KEY
@@ -183,6 +191,25 @@ def _ownership_controls(body: bytes, bucket: str) -> bytes:
         raise _refused(e.code, str(e)) from None
 
 
+class OwnershipControls(BucketDocuments):
+    """Ownership controls: whether the bucket's S3 ACLs apply (hdds/s3_ownership.py). BucketOwnerEnforced is
+    refused while the bucket's ACL grants anyone but its owner (InvalidBucketAclWithObjectOwnership, as
+    Amazon's), judged here under OM's lock, so no PutBucketAcl slips between the gateway's look and the
+    write (the session's reread)."""
+
+    def __init__(self, om: OzoneManager) -> None:
+        super().__init__(om, S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, _ownership_controls)
+
+    def _check(self, volume: str, bucket: str, kept: bytes) -> None:
+        if s3_ownership.parse(kept).acls_enabled:
+            return
+        record = self.om.info_bucket(volume, bucket)
+        if not s3_acl.owner_only(s3_acl.from_ozone(record.acls, record.owner), record.owner):
+            raise _refused(
+                "InvalidBucketAclWithObjectOwnership",
+                "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
+            )
+
+
 def ownership_controls(om: OzoneManager) -> BucketDocuments:
-    """Ownership controls: whether the bucket's S3 ACLs apply (hdds/s3_ownership.py)."""
-    return BucketDocuments(om, S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, _ownership_controls)
+    return OwnershipControls(om)

@@ -35,7 +35,7 @@ no more than S3's words."""
 
 _NAMED_BY_OM = frozenset(
     {S3ErrorCode.InvalidArgument, S3ErrorCode.InvalidRequest, S3ErrorCode.InvalidBucketState,
-     S3ErrorCode.MalformedXML, S3ErrorCode.MethodNotAllowed}
+     S3ErrorCode.MalformedXML, S3ErrorCode.MethodNotAllowed, S3ErrorCode.InvalidBucketAclWithObjectOwnership}
 )  # fmt: skip
 """S3 codes OM names itself in an INVALID_REQUEST's message ("Code: words"): the S3 documents and rules it
 checks with the kernel's models (om/bucket_documents.py, om/object_lock.py)."""

@@ -3,18 +3,21 @@ checked before they are kept, gone with their bucket."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pyozone import rpc
 from pyozone.hdds.s3_ownership import ObjectOwnership, document
+from pyozone.hdds.security.acl import OzoneAcl
 from pyozone.om import bucket_documents
 from pyozone.om.bucket_documents import BucketDocuments
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.metadata import S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key
+from pyozone.om.metadata import BUCKET_TABLE, S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key
 from pyozone.proto import OmClientProtocol_pb2 as pb
+from pyozone.protocol import om_records
 from tests.unit.om.om_fakes import FakeScm, make_om
 from tests.unit.om.test_om_server import run, running
 
@@ -87,3 +90,29 @@ def test_create_bucket_keeps_its_ownership_controls_in_its_own_step(tmp_path: Pa
             assert "BUCKET_NOT_FOUND" in (error.value.details() or "")
 
     run(body())
+
+
+def test_bucket_owner_enforced_is_refused_under_oms_lock_while_the_acl_grants_others(
+    cluster: tuple[OzoneManager, BucketDocuments],
+) -> None:
+    """The gateway's look at the bucket ACL and its write were two calls: a PutBucketAcl between them left
+    BucketOwnerEnforced over a shared ACL (the session's reread). OM judges it in the step that keeps it."""
+    manager, controls = cluster
+    record = manager.info_bucket("vol", "bkt")
+    shared = replace(record, owner="alice", acls=(OzoneAcl.parse("user:alice:a"), OzoneAcl.parse("world::r")))
+    manager.commit([(BUCKET_TABLE, bucket_key("vol", "bkt"), om_records.encode_bucket(shared))])
+    with pytest.raises(OMException) as error:
+        controls.put("vol", "bkt", document(ObjectOwnership.BUCKET_OWNER_ENFORCED))
+    assert error.value.message.startswith("InvalidBucketAclWithObjectOwnership")
+    controls.put("vol", "bkt", document(ObjectOwnership.OBJECT_WRITER))  # ACLs on: any ACL
+    manager.commit(
+        [
+            (
+                BUCKET_TABLE,
+                bucket_key("vol", "bkt"),
+                om_records.encode_bucket(replace(shared, acls=shared.acls[:1])),
+            )
+        ]
+    )
+    controls.put("vol", "bkt", document(ObjectOwnership.BUCKET_OWNER_ENFORCED))
+    assert controls.get("vol", "bkt") == document(ObjectOwnership.BUCKET_OWNER_ENFORCED)
