@@ -175,8 +175,7 @@ async def upload_part(s3: S3Request) -> web.Response:
         encryption = await sse.check_part_key(out, key)
         async with out:
             stored = await write_body(s3, out)
-            if key is not None:  # SSE-C: keyed as a single PUT's, never the plaintext's MD5 (R36 F6)
-                stored[ETAG] = sse.customer_etag(stored[ETAG], key)
+            stored[ETAG] = sse.etag(stored[ETAG], key)  # SSE-C: keyed as a single PUT's (R36 F6)
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
@@ -234,7 +233,7 @@ async def upload_part_copy(s3: S3Request) -> web.Response:
                         if checksum is not None:
                             checksum.update(piece)
                         await out.write(piece)
-                etag = md5.hexdigest() if key is None else sse.customer_etag(md5.hexdigest(), key)
+                etag = sse.etag(md5.hexdigest(), key)
                 out.metadata[ETAG] = etag
                 if algorithm is not None and checksum is not None:
                     out.metadata[algorithm.header] = base64.b64encode(checksum.digest()).decode()

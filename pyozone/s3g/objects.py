@@ -110,8 +110,7 @@ async def put_object(s3: S3Request, acls: Acls = ()) -> web.Response:
     try:
         async with out:
             stored = await write_body(s3, out)
-            if encryption.customer_key is not None:
-                stored[ETAG] = sse.customer_etag(stored[ETAG], encryption.customer_key)
+            stored[ETAG] = sse.etag(stored[ETAG], encryption.customer_key)
             out.metadata.update(stored)
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None
@@ -459,9 +458,8 @@ async def copy_object(s3: S3Request, acls: Acls = ()) -> web.Response:
                 async for piece in read_range(stream, span, s3.gateway.settings.buffer_size):
                     md5.update(piece)
                     await out.write(piece)
-                out.metadata[ETAG] = md5.hexdigest()  # a copy is a new object: its ETag is its MD5
-                if encryption.customer_key is not None:
-                    out.metadata[ETAG] = sse.customer_etag(md5.hexdigest(), encryption.customer_key)
+                # a copy is a new object: its ETag is its MD5 (keyed for SSE-C)
+                out.metadata[ETAG] = sse.etag(md5.hexdigest(), encryption.customer_key)
             committed = out.key_info
         except OzoneClientError as e:
             raise conditional_error(e, s3, committing=True) from None

@@ -207,9 +207,7 @@ async def _store(
                     raise _too_small(size, length.low)
             if content_md5 is not None:
                 check_content_md5(md5.digest(), content_md5)
-            etag = md5.hexdigest()
-            if encryption.customer_key is not None:
-                etag = sse.customer_etag(etag, encryption.customer_key)
+            etag = sse.etag(md5.hexdigest(), encryption.customer_key)
             out.metadata[ETAG] = etag
     except OzoneClientError as e:
         raise conditional_error(e, s3, committing=True) from None

@@ -198,11 +198,14 @@ async def check_part_key(
     return encryption
 
 
-def customer_etag(md5_hex: str, key: bytes) -> str:
-    """An SSE-C object's ETag: not its data's MD5 (Amazon's is not either: the MD5 of the plaintext would
-    let anyone confirm a guess of it), but an HMAC of it under the customer key, stable for the same data
-    and key, so If-Match and a client's own comparisons still work."""
-    return hmac.new(key, bytes.fromhex(md5_hex), hashlib.md5).hexdigest()
+def etag(md5_hex: str, customer_key: bytes | None) -> str:
+    """An object's or a part's ETag from its data's MD5: the MD5 itself, but an SSE-C one's, which is not
+    (Amazon's is not either: the MD5 of the plaintext would let anyone confirm a guess of it) but an HMAC of
+    it under the customer key, stable for the same data and key, so If-Match and a client's own comparisons
+    still work. Every write (PUT, POST, copy, part, part copy) names its ETag here."""
+    if customer_key is None:
+        return md5_hex
+    return hmac.new(customer_key, bytes.fromhex(md5_hex), hashlib.md5).hexdigest()
 
 
 OPERATIONS = frozenset(
