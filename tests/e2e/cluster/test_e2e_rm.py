@@ -130,7 +130,9 @@ def test_a_dead_datanodes_containers_are_re_replicated(cluster: LiveCluster, wri
 
     started = cluster.admin("replicationmanager", "start")
     assert started.code == 0 and "Starting ReplicationManager" in started.out, started
-    assert cluster.admin("replicationmanager", "status", "--json").json() == {"running": True}
+    # Polled at once: the first scan may come right after the start, and its report stands only one
+    # scan interval (5 s) before the repair it queued shows HEALTHY; a CLI process started first (~0.4 s
+    # quiet, seconds on a loaded CI machine) could miss it. `status` is checked once it has been seen.
     seen_under: dict[int, int] = {}  # container -> timestamp of the first report showing it under-replicated
 
     def all_seen_under_replicated() -> bool:
@@ -139,8 +141,14 @@ def test_a_dead_datanodes_containers_are_re_replicated(cluster: LiveCluster, wri
             seen_under.setdefault(cid, r["reportTimeStamp"])
         return affected <= set(seen_under)
 
-    wait_for(all_seen_under_replicated, 30, f"containers {sorted(affected)} UNDER_REPLICATED in the report")
+    wait_for(
+        all_seen_under_replicated,
+        30,
+        lambda: f"containers {sorted(affected)} UNDER_REPLICATED in the report\n{cluster.log('scm')[-4000:]}",
+        interval_s=0.05,
+    )
     assert set(seen_under) == affected
+    assert cluster.admin("replicationmanager", "status", "--json").json() == {"running": True}
 
     def repaired(cid: int) -> bool:
         now = replicas(cluster, cid)
