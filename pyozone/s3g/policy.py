@@ -8,7 +8,8 @@ the request then acts as in OM.
 - Otherwise (DEFAULT) a signed request acts as its own user, OM's ACLs deciding; an anonymous one is
   AccessDenied, but for a read or a listing (ANONYMOUS_READS), which acts as OM's anonymous caller
   (hdds/security/acl.S3_ANONYMOUS): OM lets it do only what the object's own WORLD entry grants (S3's
-  AllUsers READ), ACLs on or off.
+  AllUsers READ), ACLs on or off. An Object Lock read (LOCK_READS) is AccessDenied there but for the
+  bucket's owner and administrators: no ACL grants it.
 
 A copy (CopyObject, UploadPartCopy) reads its source as the user it acts as: it acts as the owner only when
 the source bucket's policy allows the read too and both buckets have the same owner, so a grant to write
@@ -122,11 +123,19 @@ VERSION_ACTIONS = MappingProxyType(
 COPIES = frozenset({Operation.COPY_OBJECT, Operation.UPLOAD_PART_COPY})
 ANONYMOUS_READS = frozenset(
     {Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.LIST_OBJECTS, Operation.LIST_OBJECTS_V2,
-     Operation.HEAD_BUCKET}
+     Operation.LIST_OBJECT_VERSIONS, Operation.HEAD_BUCKET}
 )  # fmt: skip
 """What an anonymous request no policy decides may still do, as OM's anonymous caller (S3_ANONYMOUS):
-read an object or list a bucket whose ACL grants AllUsers READ (OM's WORLD entry), unless the bucket's
+read an object or list a bucket (its keys or its versions: Amazon's bucket READ grants s3:ListBucket and
+s3:ListBucketVersions) whose ACL grants AllUsers READ (OM's WORLD entry), unless the bucket's
 PublicAccessBlock ignores public ACLs or its ownership controls disable ACLs."""
+LOCK_READS = frozenset(
+    {Operation.GET_OBJECT_RETENTION, Operation.GET_OBJECT_LEGAL_HOLD, Operation.GET_OBJECT_LOCK_CONFIGURATION}
+)
+"""Object Lock reads: Amazon's s3:GetObjectRetention, s3:GetObjectLegalHold and
+s3:GetBucketObjectLockConfiguration, which no ACL grants (READ is s3:GetObject and s3:GetObjectVersion):
+the bucket's owner's, an administrator's (as OM lets them), or whom the bucket's policy allows, whatever
+Ozone ACLs grant."""
 ACL_WRITES = frozenset(
     {Operation.PUT_OBJECT, Operation.COPY_OBJECT, Operation.CREATE_MULTIPART_UPLOAD, Operation.POST_OBJECT,
      Operation.PUT_BUCKET_ACL, Operation.PUT_OBJECT_ACL}
@@ -361,6 +370,8 @@ async def acting_user(
         elevate = elevate and locking.decision is Decision.ALLOW  # else OM decides: its owner's alone
     if elevate:
         return decided.owner
+    if operation in LOCK_READS and user != decided.owner and not gateway.settings.administrator(user or ""):
+        raise S3Error(S3ErrorCode.AccessDenied)
     if user is None:
         if (
             operation in ANONYMOUS_READS

@@ -90,7 +90,7 @@ def refuse_sse_s3_on_read(headers: Mapping[str, str]) -> None:
 
 def customer_key(headers: Mapping[str, str], prefix: str, secure: bool, require_https: bool) -> bytes | None:
     """The SSE-C key the request carries under `prefix` (its own object's, or a copy source's); None: none.
-    Amazon wants all three headers, AES256, a 256-bit key and its MD5."""
+    Amazon wants all three headers, AES256, a 256-bit key and its MD5, and names the one missing."""
     algorithm = headers.get(prefix + "algorithm")
     key_b64 = headers.get(prefix + "key")
     md5 = headers.get(prefix + "key-md5")
@@ -115,20 +115,34 @@ def customer_key(headers: Mapping[str, str], prefix: str, secure: bool, require_
             "The encryption request you specified is not valid. The valid value is AES256.",
             ArgumentName=prefix + "algorithm", ArgumentValue=algorithm,
         )  # fmt: skip
+    if key_b64 is None:
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            "Requests specifying Server Side Encryption with Customer provided keys must provide an "
+            "appropriate secret key.",
+            ArgumentName=prefix + "key", ArgumentValue="null",
+        )  # fmt: skip
     try:
-        key = base64.b64decode(key_b64 or "", validate=True)
+        key = base64.b64decode(key_b64, validate=True)
     except (binascii.Error, ValueError):
         key = b""
     if len(key) != KEY_BYTES:
         raise S3Error(
             S3ErrorCode.InvalidArgument, "The secret key was invalid for the specified algorithm.",
-            ArgumentName=prefix + "key", ArgumentValue="null" if key_b64 is None else "(redacted)",
+            ArgumentName=prefix + "key", ArgumentValue="(redacted)",
         )  # fmt: skip
-    if md5 is None or md5 != key_md5(key):
+    if md5 is None:
+        raise S3Error(
+            S3ErrorCode.InvalidArgument,
+            "Requests specifying Server Side Encryption with Customer provided keys must provide the client "
+            "calculated MD5 of the secret key.",
+            ArgumentName=prefix + "key-MD5", ArgumentValue="null",
+        )  # fmt: skip
+    if md5 != key_md5(key):
         raise S3Error(
             S3ErrorCode.InvalidArgument,
             "The calculated MD5 hash of the key did not match the hash that was provided.",
-            ArgumentName=prefix + "key-MD5", ArgumentValue="null" if md5 is None else md5,
+            ArgumentName=prefix + "key-MD5", ArgumentValue=md5,
         )  # fmt: skip
     return key
 
