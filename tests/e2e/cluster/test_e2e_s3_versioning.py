@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from tests.e2e.cluster.s3_cluster import S3Endpoint, getsecret, s3_cluster
-from tests.e2e.cluster.s3_raw import RawS3
+from tests.e2e.cluster.s3_raw import RawS3, md5_b64
 
 _names = itertools.count()
 
@@ -417,3 +417,17 @@ def test_delete_objects_of_1001_keys_is_malformed_and_quiet_lists_only_errors(cl
     assert "Deleted" not in quiet
     assert [(e["Key"], e["Code"]) for e in quiet.get("Errors", [])] == [("k", "NoSuchVersion")]
     assert versions(client, bucket) == []
+
+
+def test_put_bucket_versioning_takes_a_body_without_a_digest_and_checks_one_sent(
+    raw: RawS3, bucket: str
+) -> None:
+    """docs/differences.md: Amazon requires Content-MD5 or a checksum here; the gateway takes the body
+    without one, and still refuses one that is wrong (BadDigest)."""
+    document = (
+        b'<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        b"<Status>Suspended</Status></VersioningConfiguration>"
+    )
+    assert raw.request("PUT", f"/{bucket}?versioning", document).status == 200
+    wrong = raw.request("PUT", f"/{bucket}?versioning", document, {"Content-MD5": md5_b64(b"other")})
+    assert wrong.is_s3_error(400, "BadDigest"), wrong
