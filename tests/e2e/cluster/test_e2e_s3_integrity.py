@@ -425,3 +425,24 @@ def test_composite_completion_refusals(client) -> None:  # type: ignore[no-untyp
         ChecksumCRC32=f"{composite}-3", MultipartUpload={"Parts": parts}, **upload
     )
     assert done["ChecksumCRC32"] == f"{composite}-3"
+
+
+# ------------------------------------------------------------------ listings
+def test_listings_name_each_object_s_checksum(s3: S3Endpoint, client, composite: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    """ListObjects, ListObjectsV2 and ListObjectVersions answer an object's ChecksumAlgorithm and
+    ChecksumType (their Object and ObjectVersion shapes; OpenStack Swift's s3api tests, run against AWS,
+    pin both), and neither for an object stored without a checksum."""
+    bare = s3.boto3(request_checksum_calculation="when_required")  # boto3 would add a CRC32 of its own
+    bare.put_object(Bucket=BUCKET, Key="plain", Body=b"x")
+    expected = {
+        "composite": (["CRC32"], "COMPOSITE"),
+        "plain": ([], None),
+        "single": (["SHA256"], "FULL_OBJECT"),
+    }
+    for listed in (
+        client.list_objects(Bucket=BUCKET)["Contents"],
+        client.list_objects_v2(Bucket=BUCKET)["Contents"],
+        client.list_object_versions(Bucket=BUCKET)["Versions"],
+    ):
+        got = {e["Key"]: (e.get("ChecksumAlgorithm", []), e.get("ChecksumType")) for e in listed}
+        assert {key: got[key] for key in expected} == expected
