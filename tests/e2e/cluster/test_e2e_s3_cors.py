@@ -1,8 +1,9 @@
 """A bucket's CORS configuration through the S3 gateway of a live cluster (issue 33, item 3), tested from
 Amazon's reference and S3's recorded answers: boto3's put/get/delete_bucket_cors and their refusals (an
 empty configuration, 101 rules, a method S3 does not allow, two wildcards in an origin, no Content-MD5 or
-checksum, a user who does not own the bucket), raw HTTP preflights (matching rules, wildcard origins and
-headers, a header not allowed, no configuration, no Origin or method), the CORS headers of actual requests
+checksum, a user who does not own the bucket, a missing bucket, over 64 KB, a negative MaxAgeSeconds),
+raw HTTP preflights (matching rules, wildcard origins and headers, a header not allowed, no
+configuration, no Origin or method, 101 headers asked), the CORS headers of actual requests
 and errors, and the rules kept across a restart of OM and the gateway."""
 
 from __future__ import annotations

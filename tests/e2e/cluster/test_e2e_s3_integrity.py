@@ -1,8 +1,10 @@
 """S3 integrity on a live cluster through boto3, written from Amazon's references (Checking object
 integrity, CreateMultipartUpload's x-amz-checksum-type, CompleteMultipartUpload, GetObjectAttributes,
 GetObject/HeadObject's partNumber): FULL_OBJECT multipart checksums (the CRC of the whole object, which
-boto3 checks again on GET), a wrong completion checksum, GetObjectAttributes' attributes and errors, and
-GET/HEAD of one part (issue 33, item 2)."""
+boto3 checks again on GET), a wrong completion checksum, GetObjectAttributes' attributes and errors,
+GET/HEAD of one part, a PutObject checksum of every algorithm, malformed checksum headers (raw, in Amazon's
+words), a trailing checksum, UploadPart's and a COMPOSITE completion's refusals, and the checksums
+listings name (issue 33, item 2)."""
 
 from __future__ import annotations
 
@@ -341,7 +343,7 @@ def test_checksum_header_refusals(raw: RawS3, headers: dict[str, str], message: 
 # ------------------------------------------------------------------ a trailing checksum over plain HTTP
 def trailed_put(raw: RawS3, key: str, data: bytes, trailer_value: str) -> Answer:
     """A PUT as botocore sends one over HTTPS (STREAMING-UNSIGNED-PAYLOAD-TRAILER, one aws-chunked chunk,
-    the CRC32 in the trailer), here over the plaintext gateway: Amazon takes this payload over HTTP too."""
+    the CRC32 in the trailer), here over the plaintext gateway, which reads it as it does over HTTPS."""
     target = object_path(key, BUCKET)
     body = b"%x\r\n%b\r\n0\r\nx-amz-checksum-crc32:%b\r\n\r\n" % (len(data), data, trailer_value.encode())
     headers = {

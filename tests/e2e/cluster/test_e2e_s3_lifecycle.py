@@ -1,8 +1,9 @@
 """S3 bucket lifecycle through the gateway of a live cluster (issue 33, item 4), from Amazon's reference
 (PutBucketLifecycleConfiguration, GetBucketLifecycleConfiguration, DeleteBucketLifecycle, "Lifecycle
 configuration elements"): the configuration's round trip and its errors, owner-only access, and OM's
-lifecycle service carrying the rules out. The service's days are made to pass by runS3Lifecycle, the
-administrators' OM call that runs it now, judged at a given time."""
+lifecycle service carrying the rules out (days, dates, sizes, tags, noncurrent versions, markers,
+uploads). The service's days are made to pass by runS3Lifecycle, the administrators' OM call that runs it
+now, judged at a given time."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 ("Locking objects with Object Lock", PutObjectLockConfiguration, GetObjectLockConfiguration,
 PutObjectRetention, GetObjectRetention, PutObjectLegalHold, GetObjectLegalHold, PutObject's
 x-amz-object-lock-* headers, x-amz-bypass-governance-retention): every operation with its errors, data
-kept through deletes and overwrites, CopyObject and a multipart upload getting their own retention, and
-OM's enforcement reaching a native `pyozone sh key delete`."""
+kept through deletes and overwrites, CopyObject and a multipart upload getting their own retention,
+delete markers and unknown versions, writes without a body digest, out-of-range values, and OM's
+enforcement reaching a native `pyozone sh key delete`."""
 
 from __future__ import annotations
 

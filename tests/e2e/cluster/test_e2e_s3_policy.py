@@ -3,7 +3,8 @@ application uses it and botocore's UNSIGNED client as an anonymous reader: put/g
 and get_bucket_policy_status with their Amazon errors (MalformedPolicy, NoSuchBucketPolicy, another
 user's AccessDenied), a public-read policy read anonymously while everything else stays refused, a Deny on
 a prefix holding for the owner and in a multi-object delete, aws:SourceIp, a copy whose source is denied,
-a named user granted by ARN, and the policy kept across a restart of OM and the gateway."""
+a named user granted by ARN, the policy kept across a restart of OM and the gateway, ownership controls,
+and PutBucketAcl / PutObjectAcl refusals."""
 
 from __future__ import annotations
 

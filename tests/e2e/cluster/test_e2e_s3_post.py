@@ -1,11 +1,13 @@
-"""POST Object (browser form uploads) through the S3 gateway of a live cluster (issue 33, item 3): forms
-made by boto3's generate_presigned_post, the real client, posted as multipart/form-data by aiohttp (as a
+"""POST Object (browser form uploads) through the S3 gateway of a live cluster (issue 33, item 3): forms made
+by boto3's generate_presigned_post, the real client, posted as multipart/form-data by aiohttp (as a
 browser's form is: the fields, then the file): the file read back whole, `${filename}`, metadata, 201 and
-303 answers, an empty file and a 96 MB one streamed (the gateway's peak memory grows by less than half
-of it), the CORS headers of the answer, and each refusal with Amazon's code (an expired policy, a bad
+303 answers, an empty file and a 96 MB one streamed (the gateway's peak memory grows by less than half of
+it), the CORS headers of the answer, and each refusal with Amazon's code (an expired policy, a bad
 signature, an unknown access key, a file outside the content-length-range, no file, a field no condition
-names, no policy at all), none of which leaves a key behind; and anonymous bodies that would have the
-gateway buffer or re-scan what precedes the file (review R28 F1, F2, F10) refused within 20 KB."""
+names, no policy at all, a key outside the policy, a policy not base64 JSON, no key, a missing bucket, a
+wrong Content-MD5, a url-encoded body), none of which leaves a key behind; success_action_status 200; and
+anonymous bodies that would have the gateway buffer or re-scan what precedes the file (review R28 F1, F2,
+F10) refused within 20 KB."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 delete markers", "Managing objects in a versioning-suspended bucket"): the bucket's state and its
 refusals, versioned PUT/GET/HEAD/DELETE, delete markers, DeleteObjects and CopyObject of versions, a
 multipart upload's version, `null` versions while Suspended, the version listing's markers, prefixes and
-delimiter, and a bucket that keeps versions being not empty."""
+delimiter, its refusals and 1000-entry cap, empty version ids, a 1001-key DeleteObjects, and a bucket
+that keeps versions being not empty."""
 
 from __future__ import annotations
 
