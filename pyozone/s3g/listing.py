@@ -18,7 +18,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from pyozone.client.errors import OzoneClientError
-from pyozone.hdds.om_views import KeyInfo
+from pyozone.hdds.om_views import CHECKSUM_PREFIX, KeyInfo
 from pyozone.hdds.s3_versions import NULL_VERSION, VersionIdError, parse_version_id, version_id
 from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
@@ -26,6 +26,7 @@ from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import ETAG
 from pyozone.s3g.om_errors import s3_error
+from pyozone.s3g.parts import checksum_type
 from pyozone.s3g.request import S3Request
 
 OM_PAGE = 1000
@@ -104,6 +105,19 @@ def _encoder(s3: S3Request):  # type: ignore[no-untyped-def]
     return lambda text: quote(text, safe="/")
 
 
+def _checksum(info: KeyInfo) -> tuple[xml.ET.Element | None, xml.ET.Element | None]:
+    """ChecksumAlgorithm and ChecksumType of a listed object (Amazon's Object and ObjectVersion), or
+    neither for one stored without a checksum."""
+    stored = next(((k, v) for k, v in info.metadata.items() if k.startswith(CHECKSUM_PREFIX)), None)
+    if stored is None:
+        return None, None
+    name, value = stored
+    return (
+        xml.el("ChecksumAlgorithm", name.removeprefix(CHECKSUM_PREFIX).upper()),
+        xml.el("ChecksumType", checksum_type(value)),
+    )
+
+
 def _entry(info: KeyInfo, encode, with_owner: bool, owner_name: str) -> xml.ET.Element:  # type: ignore[no-untyped-def]
     etag = info.metadata.get(ETAG)
     return xml.el(
@@ -112,6 +126,7 @@ def _entry(info: KeyInfo, encode, with_owner: bool, owner_name: str) -> xml.ET.E
         xml.el("Key", encode(info.name)),
         xml.el("LastModified", xml.iso_time(info.modification_time)),
         xml.el("ETag", f'"{etag}"') if etag else None,
+        *_checksum(info),
         xml.el("Size", info.data_size),
         owner(owner_name) if with_owner else None,
         xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
@@ -264,6 +279,7 @@ def _version_entry(info: KeyInfo, latest: bool, encode, owner_name: str) -> xml.
         xml.el("IsLatest", latest),
         xml.el("LastModified", xml.iso_time(info.modification_time)),
         xml.el("ETag", f'"{info.metadata[ETAG]}"') if ETAG in info.metadata else None,
+        *_checksum(info),
         xml.el("Size", info.data_size),
         owner(owner_name),
         xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),

@@ -2,8 +2,8 @@
 with S3's code and status (never a traceback, never a hang), nothing is stored by a refused upload, and
 the gateway keeps serving (a good request right after succeeds).
 
-Requests are signed by botocore's own SigV4 signer (S3SigV4Auth on an AWSRequest), then sent byte for
-byte as written here, so a test can send what no SDK would: a tampered body, no Content-Length, a length
+Requests are signed and sent by tests/e2e/cluster/s3_raw.py, byte for byte as written here, so a test
+can send what no SDK would: a tampered body, no Content-Length, a length
 it never delivers, a flood of headers, a head one byte at a time.
 """
 
@@ -11,57 +11,34 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import http.client
 import re
 import select
 import socket
 import time
 import zlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 from unittest import mock
 from urllib.parse import quote, urlsplit
 
 import pytest
-from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth
-from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from pyozone.cluster.layout import HOST
-from tests.e2e.cluster.s3_cluster import REGION, S3Endpoint, s3_cluster
+from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+from tests.e2e.cluster.s3_raw import Answer, RawS3, md5_b64, read_answer
+from tests.e2e.cluster.s3_raw import object_path as path_in
 
 BUCKET = "badinput"
 OBJECT = b"0123456789" * 10  # the 100-byte object the range tests read
-ANSWER_TIMEOUT_S = 10.0
-"""How long a bad request may take to be answered: anything slower counts as a hang."""
 HEAD_DEADLINE_S = 3.0  # ozone.s3g.http.head.timeout, shortened for the test
 BODY_IDLE_S = 4.0  # ozone.s3g.http.body.idle.timeout, shortened for the test
 FIVE_GB = 5_000_000_000
 
 
-# ------------------------------------------------------------------ answers and raw requests
-@dataclass(frozen=True, slots=True)
-class Answer:
-    status: int
-    headers: Mapping[str, str]  # names lowercase
-    body: bytes
-
-    @property
-    def code(self) -> str | None:
-        """S3's error code in the XML body, if any."""
-        found = re.search(rb"<Code>([^<]*)</Code>", self.body)
-        return found.group(1).decode() if found else None
-
-    def is_s3_error(self, status: int, code: str) -> bool:
-        return (
-            self.status == status
-            and self.code == code
-            and self.headers.get("content-type", "").startswith("application/xml")
-            and b"Traceback" not in self.body
-        )
+# ------------------------------------------------------------------ answers
+def object_path(key: str) -> str:
+    return path_in(key, BUCKET)
 
 
 def _wait_closed(sock: socket.socket, timeout_s: float) -> bool:
@@ -79,106 +56,6 @@ def _wait_closed(sock: socket.socket, timeout_s: float) -> bool:
     return False
 
 
-def read_answer(sock: socket.socket, method: str, timeout_s: float = ANSWER_TIMEOUT_S) -> Answer:
-    """One HTTP response from `sock`."""
-    sock.settimeout(timeout_s)
-    response = http.client.HTTPResponse(sock, method=method)
-    response.begin()
-    body = response.read()
-    headers = {k.lower(): v for k, v in response.getheaders()}
-    return Answer(response.status, headers, body)
-
-
-class RawS3:
-    """Signs requests as botocore does and sends them over fresh sockets exactly as given."""
-
-    def __init__(self, endpoint: S3Endpoint) -> None:
-        self.endpoint = endpoint
-        parts = urlsplit(endpoint.url)
-        self.host, self.port = parts.hostname or HOST, parts.port or 80
-        self.netloc = parts.netloc
-
-    def credentials(self) -> Credentials:
-        return Credentials(self.endpoint.access_key, self.endpoint.secret_key)
-
-    def signed_headers(
-        self,
-        method: str,
-        target: str,
-        body: bytes = b"",
-        headers: Mapping[str, str] | None = None,
-        *,
-        sign_payload: bool = True,
-        credentials: Credentials | None = None,
-    ) -> dict[str, str]:
-        """The headers of `method target` (path and query) signed for `body` by botocore's SigV4."""
-        request = AWSRequest(
-            method=method, url=self.endpoint.url + target, data=body, headers=dict(headers or {})
-        )
-        request.context["client_config"] = SimpleNamespace(s3={"payload_signing_enabled": sign_payload})
-        S3SigV4Auth(credentials or self.credentials(), "s3", REGION).add_auth(request)
-        return {"Host": self.netloc, **dict(request.headers.items())}
-
-    def presigned_url(self, method: str, target: str, expires_s: int, signed_at: datetime) -> str:
-        request = AWSRequest(method=method, url=self.endpoint.url + target)
-        with mock.patch("botocore.auth.get_current_datetime", return_value=signed_at.replace(tzinfo=None)):
-            S3SigV4QueryAuth(self.credentials(), "s3", REGION, expires=expires_s).add_auth(request)
-        return request.url
-
-    def connect(self) -> socket.socket:
-        return socket.create_connection((self.host, self.port), timeout=ANSWER_TIMEOUT_S)
-
-    def send(
-        self,
-        method: str,
-        target: str,
-        headers: Mapping[str, str],
-        body: bytes = b"",
-        *,
-        content_length: int | None = -1,
-    ) -> Answer:
-        """`method target` with exactly these headers, a Content-Length (-1: the body's; None: none)."""
-        with self.connect() as sock:
-            sock.sendall(
-                self.head(method, target, headers, len(body) if content_length == -1 else content_length)
-            )
-            sock.sendall(body)
-            return read_answer(sock, method)
-
-    def head(self, method: str, target: str, headers: Mapping[str, str], content_length: int | None) -> bytes:
-        lines = [f"{method} {target} HTTP/1.1", *(f"{k}: {v}" for k, v in headers.items())]
-        if content_length is not None:
-            lines.append(f"Content-Length: {content_length}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode()
-
-    def request(
-        self, method: str, target: str, body: bytes = b"", headers: Mapping[str, str] | None = None
-    ) -> Answer:
-        """A correctly signed request (payload signed)."""
-        return self.send(method, target, self.signed_headers(method, target, body, headers), body)
-
-    def put(self, key: str, body: bytes, headers: Mapping[str, str] | None = None) -> Answer:
-        return self.request("PUT", object_path(key), body, headers)
-
-    def exists(self, key: str) -> bool:
-        answer = self.request("HEAD", object_path(key))
-        assert answer.status in (200, 404), answer
-        return answer.status == 200
-
-    def assert_serving(self) -> None:
-        """A good request right after the bad one is answered."""
-        answer = self.request("GET", f"/{BUCKET}?list-type=2&max-keys=1")
-        assert answer.status == 200 and b"<ListBucketResult" in answer.body, answer
-
-
-def object_path(key: str, bucket: str = BUCKET) -> str:
-    return f"/{bucket}/{quote(key, safe='/')}"
-
-
-def md5_b64(data: bytes) -> str:
-    return base64.b64encode(hashlib.md5(data).digest()).decode()
-
-
 # ------------------------------------------------------------------ the cluster
 @pytest.fixture(scope="module")
 def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
@@ -192,7 +69,7 @@ def s3(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def raw(s3: S3Endpoint) -> RawS3:
-    client = RawS3(s3)
+    client = RawS3(s3, BUCKET)
     assert client.request("PUT", f"/{BUCKET}").status == 200
     assert client.put("ranged", OBJECT).status == 200
     return client

@@ -1,8 +1,9 @@
 """A bucket's CORS configuration through the S3 gateway of a live cluster (issue 33, item 3), tested from
 Amazon's reference and S3's recorded answers: boto3's put/get/delete_bucket_cors and their refusals (an
 empty configuration, 101 rules, a method S3 does not allow, two wildcards in an origin, no Content-MD5 or
-checksum, a user who does not own the bucket), raw HTTP preflights (matching rules, wildcard origins and
-headers, a header not allowed, no configuration, no Origin or method), the CORS headers of actual requests
+checksum, a user who does not own the bucket, a missing bucket, over 64 KB, a negative MaxAgeSeconds),
+raw HTTP preflights (matching rules, wildcard origins and headers, a header not allowed, no
+configuration, no Origin or method, 101 headers asked), the CORS headers of actual requests
 and errors, and the rules kept across a restart of OM and the gateway."""
 
 from __future__ import annotations
@@ -272,3 +273,32 @@ def test_the_rules_outlive_a_restart_of_om_and_the_gateway(s3: S3Endpoint) -> No
             time.sleep(0.5)
     assert rules == RULES["CORSRules"]
     assert preflight(s3, f"/{BUCKET}/page.html", APP, "PUT")[0] == 200
+
+
+# ------------------------------------------------------------------ edges
+def test_configuration_edges(client) -> None:  # type: ignore[no-untyped-def]
+    """PutBucketCors on a missing bucket is NoSuchBucket; a configuration over 64 KB is
+    MaxMessageLengthExceeded; a negative MaxAgeSeconds is MalformedXML; none is kept."""
+    one = {"AllowedOrigins": ["*"], "AllowedMethods": ["GET"]}
+    assert refusal(client.put_bucket_cors, Bucket="no-such-bucket", CORSConfiguration={"CORSRules": [one]})[
+        :2
+    ] == (404, "NoSuchBucket")
+    origins = [f"https://{n:03}." + "o" * 188 + ".example" for n in range(340)]
+    big = {"CORSRules": [{"AllowedOrigins": origins, "AllowedMethods": ["GET"]}]}
+    assert refusal(client.put_bucket_cors, Bucket=BUCKET, CORSConfiguration=big)[:2] == (
+        400, "MaxMessageLengthExceeded",
+    )  # fmt: skip
+    negative = {"CORSRules": [{**one, "MaxAgeSeconds": -1}]}
+    assert refusal(client.put_bucket_cors, Bucket=BUCKET, CORSConfiguration=negative)[:2] == (
+        400,
+        "MalformedXML",
+    )
+    assert client.get_bucket_cors(Bucket=BUCKET)["CORSRules"] == RULES["CORSRules"]
+
+
+@pytest.mark.usefixtures("client")
+def test_a_preflight_asking_for_101_headers_is_400(s3: S3Endpoint) -> None:
+    asked = ",".join(f"x-amz-h{n}" for n in range(101))
+    status, headers, body = preflight(s3, f"/{BUCKET}/page.html", APP, "PUT", asked)
+    assert status == 400 and b"<Code>BadRequest</Code>" in body and cors_headers(headers) == {}
+    assert preflight(s3, f"/{BUCKET}/page.html", APP, "PUT", asked.rsplit(",", 1)[0])[0] == 200

@@ -1,8 +1,9 @@
 """S3 bucket lifecycle through the gateway of a live cluster (issue 33, item 4), from Amazon's reference
 (PutBucketLifecycleConfiguration, GetBucketLifecycleConfiguration, DeleteBucketLifecycle, "Lifecycle
 configuration elements"): the configuration's round trip and its errors, owner-only access, and OM's
-lifecycle service carrying the rules out. The service's days are made to pass by runS3Lifecycle, the
-administrators' OM call that runs it now, judged at a given time."""
+lifecycle service carrying the rules out (days, dates, sizes, tags, noncurrent versions, markers,
+uploads). The service's days are made to pass by runS3Lifecycle, the administrators' OM call that runs it
+now, judged at a given time."""
 
 from __future__ import annotations
 
@@ -132,6 +133,17 @@ def test_put_get_delete_round_trip(client, bucket: str) -> None:  # type: ignore
         ([{**EXPIRE_1, "Transitions": [{"Days": 30, "StorageClass": "GLACIER"}]}], 501, "NotImplemented", ""),
         ([{**EXPIRE_1, "ID": "i" * 256}], 400, "InvalidArgument",
          "ID length should not exceed allowed limit of 255"),
+        ([{**EXPIRE_1, "NoncurrentVersionExpiration": {"NoncurrentDays": 0}}], 400, "InvalidArgument",
+         "'NoncurrentDays' for NoncurrentVersionExpiration action must be a positive integer"),
+        ([{**EXPIRE_1, "NoncurrentVersionExpiration": {"NoncurrentDays": 1, "NewerNoncurrentVersions": 101}}],
+         400, "InvalidArgument", "'NewerNoncurrentVersions' must not exceed 100"),
+        ([{**EXPIRE_1, "Filter": {"Tag": {"Key": "tmp", "Value": "1"}},
+           "Expiration": {"ExpiredObjectDeleteMarker": True}}], 400, "InvalidRequest",
+         "ExpiredObjectDeleteMarker cannot be specified with Tags."),
+        ([{**EXPIRE_1, "Filter": {"And": {"ObjectSizeGreaterThan": 10, "ObjectSizeLessThan": 10}}}], 400,
+         "InvalidRequest", "'ObjectSizeLessThan' has to be a value greater than 'ObjectSizeGreaterThan'."),
+        ([{**EXPIRE_1, "Filter": {"And": {"Tags": [{"Key": "t", "Value": "1"}, {"Key": "t", "Value": "2"}]}}}
+          ], 400, "InvalidRequest", "Duplicate Tag Keys are not allowed."),
     ],
 )  # fmt: skip
 def test_refusals_in_amazon_s_words(  # type: ignore[no-untyped-def]
@@ -141,7 +153,7 @@ def test_refusals_in_amazon_s_words(  # type: ignore[no-untyped-def]
         client.put_bucket_lifecycle_configuration, Bucket=bucket, LifecycleConfiguration={"Rules": rules}
     )
     assert got[:2] == (status, code)
-    assert message in got[2]
+    assert message in got[2] and (not message or got[2] == message)
     assert (
         refusal(client.get_bucket_lifecycle_configuration, Bucket=bucket)[1] == "NoSuchLifecycleConfiguration"
     )
@@ -293,3 +305,61 @@ def test_the_service_expires_objects_versions_markers_and_uploads(s3: S3Endpoint
     listed = client.list_object_versions(Bucket=versioned)
     assert [v["Key"] for v in listed.get("Versions", [])] == ["k"]
     assert listed.get("DeleteMarkers", []) == []
+
+
+def test_a_missing_bucket_is_no_such_bucket(client) -> None:  # type: ignore[no-untyped-def]
+    rules = {"Rules": [EXPIRE_1]}
+    for call, named in (
+        (client.put_bucket_lifecycle_configuration, {"LifecycleConfiguration": rules}),
+        (client.get_bucket_lifecycle_configuration, {}),
+        (client.delete_bucket_lifecycle, {}),
+    ):
+        assert refusal(call, Bucket="no-such-bucket", **named)[:2] == (404, "NoSuchBucket")
+
+
+def versions_of(client, bucket: str) -> tuple[list[tuple[str, str]], list[tuple[str, str, bool]]]:  # type: ignore[no-untyped-def]
+    """(versions as (key, id), markers as (key, id, is latest)) of a bucket."""
+    listed = client.list_object_versions(Bucket=bucket)
+    return (
+        [(v["Key"], v["VersionId"]) for v in listed.get("Versions", [])],
+        [(m["Key"], m["VersionId"], m["IsLatest"]) for m in listed.get("DeleteMarkers", [])],
+    )
+
+
+def test_the_service_by_date_size_newer_noncurrent_and_a_suspended_null(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
+    """An Expiration Date already past expires every current key under its filter at the next run; an
+    ObjectSizeGreaterThan filter only the larger key; NewerNoncurrentVersions 1 keeps the newest noncurrent
+    version; in a Suspended bucket the expired `null` version gives way to a `null` delete marker
+    ("Lifecycle configuration elements", "Managing objects in a versioning-suspended bucket")."""
+    plain, versioned, suspended = (f"lifecycle-{next(_names)}" for _ in range(3))
+    for name in (plain, versioned, suspended):
+        client.create_bucket(Bucket=name)
+    put(
+        client, plain,
+        {"ID": "dated", "Filter": {"Prefix": "old/"}, "Status": "Enabled",
+         "Expiration": {"Date": datetime(2020, 1, 1, tzinfo=UTC)}},
+        {"ID": "large", "Filter": {"ObjectSizeGreaterThan": 10}, "Status": "Enabled",
+         "Expiration": {"Days": 1}},
+    )  # fmt: skip
+    for key, size in (("old/a", 1), ("old/b", 1), ("small", 5), ("large", 20)):
+        client.put_object(Bucket=plain, Key=key, Body=b"x" * size)
+    client.put_bucket_versioning(Bucket=versioned, VersioningConfiguration={"Status": "Enabled"})
+    newer = {"NoncurrentDays": 1, "NewerNoncurrentVersions": 1}
+    put(
+        client,
+        versioned,
+        {"ID": "newer", "Filter": {}, "Status": "Enabled", "NoncurrentVersionExpiration": newer},
+    )
+    ids = [client.put_object(Bucket=versioned, Key="k", Body=b"%d" % n)["VersionId"] for n in range(3)]
+    client.put_bucket_versioning(Bucket=suspended, VersioningConfiguration={"Status": "Enabled"})
+    kept = client.put_object(Bucket=suspended, Key="k", Body=b"versioned")["VersionId"]
+    client.put_bucket_versioning(Bucket=suspended, VersioningConfiguration={"Status": "Suspended"})
+    assert client.put_object(Bucket=suspended, Key="k", Body=b"null").get("VersionId", "null") == "null"
+    put(client, suspended, EXPIRE_1)
+
+    run_lifecycle(s3, 0)
+    assert keys(client, plain) == ["large", "small"]  # the date has passed; a day has not
+    run_lifecycle(s3, 3)
+    assert keys(client, plain) == ["small"]
+    assert versions_of(client, versioned) == ([("k", ids[2]), ("k", ids[1])], [])
+    assert versions_of(client, suspended) == ([("k", kept)], [("k", "null", True)])

@@ -2,8 +2,9 @@
 ("Locking objects with Object Lock", PutObjectLockConfiguration, GetObjectLockConfiguration,
 PutObjectRetention, GetObjectRetention, PutObjectLegalHold, GetObjectLegalHold, PutObject's
 x-amz-object-lock-* headers, x-amz-bypass-governance-retention): every operation with its errors, data
-kept through deletes and overwrites, CopyObject and a multipart upload getting their own retention, and
-OM's enforcement reaching a native `pyozone sh key delete`."""
+kept through deletes and overwrites, CopyObject and a multipart upload getting their own retention,
+delete markers and unknown versions, writes without a body digest, out-of-range values, and OM's
+enforcement reaching a native `pyozone sh key delete`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore import xform_name
 from botocore.exceptions import ClientError
 
 from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
@@ -259,3 +261,102 @@ def test_a_native_delete_of_a_locked_key_keeps_its_data(s3: S3Endpoint, client, 
     listed = client.list_object_versions(Bucket=bucket, Prefix="native")
     assert [m["IsLatest"] for m in listed["DeleteMarkers"]] == [True]
     assert body(client, bucket, "native", version) == b"n"
+
+
+# ------------------------------------------------------------------ markers, unknown versions, digests, edges
+LOCK_READS_AND_WRITES = {
+    "get_object_retention": {},
+    "put_object_retention": {"Retention": {"Mode": "GOVERNANCE", "RetainUntilDate": until(2)}},
+    "get_object_legal_hold": {},
+    "put_object_legal_hold": {"LegalHold": {"Status": "ON"}},
+}
+
+
+@pytest.mark.parametrize("operation", LOCK_READS_AND_WRITES)
+def test_a_marker_or_an_unknown_version_has_no_lock(client, bucket: str, operation: str) -> None:  # type: ignore[no-untyped-def]
+    """Retention and legal hold name a version: a delete marker's is MethodNotAllowed, the latest (a marker)
+    NoSuchKey, a version the key never had NoSuchVersion (Amazon's DeleteMarker and versionId errors)."""
+    version = client.put_object(Bucket=bucket, Key="k", Body=b"x")["VersionId"]
+    marker = client.delete_object(Bucket=bucket, Key="k")["VersionId"]
+    call = getattr(client, operation)
+    named = {"Bucket": bucket, "Key": "k", **LOCK_READS_AND_WRITES[operation]}
+    assert refusal(call, VersionId=marker, **named) == (405, "MethodNotAllowed")
+    assert refusal(call, **named) == (404, "NoSuchKey")
+    assert refusal(call, VersionId="00000000000000ff", **named) == (404, "NoSuchVersion")
+    assert "ObjectLockMode" not in client.head_object(Bucket=bucket, Key="k", VersionId=version)
+
+
+def strip_digests(request: Any, **_: Any) -> None:
+    """Takes Content-MD5 and every checksum off a request before botocore signs it."""
+    for name in list(request.headers):
+        if name.lower() == "content-md5" or name.lower().startswith(
+            ("x-amz-checksum-", "x-amz-sdk-checksum")
+        ):
+            del request.headers[name]
+
+
+def without_digests(client, operation: str, **kwargs: Any) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    event = f"before-sign.s3.{operation}"
+    client.meta.events.register(event, strip_digests)
+    try:
+        with pytest.raises(ClientError) as e:
+            getattr(client, xform_name(operation))(**kwargs)
+    finally:
+        client.meta.events.unregister(event, strip_digests)
+    error = e.value.response
+    return error["ResponseMetadata"]["HTTPStatusCode"], error["Error"]["Code"], error["Error"]["Message"]
+
+
+def test_lock_writes_require_a_body_digest(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """PutObjectRetention, PutObjectLegalHold and PutObjectLockConfiguration require Content-MD5 or a
+    checksum (each reference: "Content-MD5 ... is required for any request to upload an object with a
+    retention period"; botocore's httpChecksumRequired); without one nothing changes."""
+    version = client.put_object(Bucket=bucket, Key="d", Body=b"x")["VersionId"]
+    missing = (
+        400,
+        "InvalidRequest",
+        "Missing required header for this request: Content-MD5 OR x-amz-checksum-*",
+    )
+    named = {"Bucket": bucket, "Key": "d", "VersionId": version}
+    retention = {"Mode": "GOVERNANCE", "RetainUntilDate": until()}
+    assert without_digests(client, "PutObjectRetention", Retention=retention, **named) == missing
+    assert without_digests(client, "PutObjectLegalHold", LegalHold={"Status": "ON"}, **named) == missing
+    rule = {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}
+    configuration = {"ObjectLockEnabled": "Enabled", "Rule": rule}
+    assert without_digests(
+        client, "PutObjectLockConfiguration", Bucket=bucket, ObjectLockConfiguration=configuration
+    ) == missing  # fmt: skip
+    head = client.head_object(**named)
+    assert "ObjectLockMode" not in head and "ObjectLockLegalHoldStatus" not in head
+    assert "Rule" not in client.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+
+
+def test_lock_value_edges(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """A legal hold other than ON or OFF on PutObject, a default retention over 100 years, a retention
+    date in the past: InvalidArgument each, nothing stored or changed."""
+
+    def maybe(request: Any, **_: Any) -> None:
+        request.headers["x-amz-object-lock-legal-hold"] = "MAYBE"
+
+    client.meta.events.register("before-sign.s3.PutObject", maybe)
+    try:
+        assert refusal(client.put_object, Bucket=bucket, Key="maybe", Body=b"x") == (400, "InvalidArgument")
+    finally:
+        client.meta.events.unregister("before-sign.s3.PutObject", maybe)
+    assert client.list_object_versions(Bucket=bucket).get("Versions", []) == []
+    centuries = {
+        "ObjectLockEnabled": "Enabled",
+        "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Years": 101}},
+    }
+    put_configuration = client.put_object_lock_configuration
+    assert refusal(put_configuration, Bucket=bucket, ObjectLockConfiguration=centuries) == (
+        400,
+        "InvalidArgument",
+    )
+    assert "Rule" not in client.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+    version = client.put_object(Bucket=bucket, Key="late", Body=b"x")["VersionId"]
+    past = {"Mode": "GOVERNANCE", "RetainUntilDate": until(-1)}
+    assert refusal(
+        client.put_object_retention, Bucket=bucket, Key="late", VersionId=version, Retention=past
+    ) == (400, "InvalidArgument")  # fmt: skip
+    assert "ObjectLockMode" not in client.head_object(Bucket=bucket, Key="late", VersionId=version)

@@ -3,7 +3,8 @@ application uses it and botocore's UNSIGNED client as an anonymous reader: put/g
 and get_bucket_policy_status with their Amazon errors (MalformedPolicy, NoSuchBucketPolicy, another
 user's AccessDenied), a public-read policy read anonymously while everything else stays refused, a Deny on
 a prefix holding for the owner and in a multi-object delete, aws:SourceIp, a copy whose source is denied,
-a named user granted by ARN, and the policy kept across a restart of OM and the gateway."""
+a named user granted by ARN, the policy kept across a restart of OM and the gateway, ownership controls,
+and PutBucketAcl / PutObjectAcl refusals."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from tests.e2e.cluster.s3_cluster import REGION, S3Endpoint, getsecret, s3_cluster
+from tests.e2e.cluster.s3_raw import RawS3, md5_b64
 
 BUCKET = "media"
 
@@ -238,3 +240,38 @@ def test_ownership_controls_are_kept_and_enforced(owner) -> None:  # type: ignor
     )
     owner.put_bucket_ownership_controls(Bucket=BUCKET, OwnershipControls=enforced)
     owner.delete_object(Bucket=BUCKET, Key="owned")
+
+
+# ------------------------------------------------------------------ ACL refusals
+def test_acl_refusals_in_amazon_s_codes(s3: S3Endpoint, owner) -> None:  # type: ignore[no-untyped-def]
+    """PutBucketAcl and PutObjectAcl on an ObjectWriter bucket, from their references: an unknown canned
+    ACL InvalidArgument, a canned ACL with grants InvalidRequest, a canned ACL with a body
+    UnexpectedContent, neither MissingSecurityHeader; grants by email and the authenticated-read canned
+    ACL are refused as not built (NotImplemented); the object calls on a missing key NoSuchKey. The
+    bucket's ACL is unchanged."""
+    owner.create_bucket(Bucket="acls", ObjectOwnership="ObjectWriter")
+    before = owner.get_bucket_acl(Bucket="acls")["Grants"]
+    assert refused(owner.put_bucket_acl, Bucket="acls", ACL="public") == (400, "InvalidArgument")
+    assert refused(owner.put_bucket_acl, Bucket="acls", ACL="private", GrantRead='id="bob"') == (
+        400, "InvalidRequest",
+    )  # fmt: skip
+    assert refused(owner.put_bucket_acl, Bucket="acls", GrantRead='emailAddress="a@b.c"') == (
+        501,
+        "NotImplemented",
+    )
+    assert refused(owner.put_bucket_acl, Bucket="acls", ACL="authenticated-read") == (501, "NotImplemented")
+    raw = RawS3(s3, "acls")
+    body = owner.get_bucket_acl(Bucket="acls")  # a well-formed AccessControlPolicy to send back
+    document = (
+        '<AccessControlPolicy xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>'
+        f"{body['Owner']['ID']}</ID></Owner><AccessControlList/></AccessControlPolicy>"
+    ).encode()
+    both = raw.request(
+        "PUT", "/acls?acl", document, {"x-amz-acl": "private", "Content-MD5": md5_b64(document)}
+    )
+    assert both.is_s3_error(400, "UnexpectedContent"), both
+    neither = raw.request("PUT", "/acls?acl", b"", {"Content-MD5": md5_b64(b"")})
+    assert neither.is_s3_error(400, "MissingSecurityHeader"), neither
+    assert owner.get_bucket_acl(Bucket="acls")["Grants"] == before
+    assert refused(owner.put_object_acl, Bucket="acls", Key="absent", ACL="private") == (404, "NoSuchKey")
+    assert refused(owner.get_object_acl, Bucket="acls", Key="absent") == (404, "NoSuchKey")

@@ -1,23 +1,28 @@
-"""POST Object (browser form uploads) through the S3 gateway of a live cluster (issue 33, item 3): forms
-made by boto3's generate_presigned_post, the real client, posted as multipart/form-data by aiohttp (as a
+"""POST Object (browser form uploads) through the S3 gateway of a live cluster (issue 33, item 3): forms made
+by boto3's generate_presigned_post, the real client, posted as multipart/form-data by aiohttp (as a
 browser's form is: the fields, then the file): the file read back whole, `${filename}`, metadata, 201 and
-303 answers, an empty file and a 96 MB one streamed (the gateway's peak memory grows by less than half
-of it), the CORS headers of the answer, and each refusal with Amazon's code (an expired policy, a bad
+303 answers, an empty file and a 96 MB one streamed (the gateway's peak memory grows by less than half of
+it), the CORS headers of the answer, and each refusal with Amazon's code (an expired policy, a bad
 signature, an unknown access key, a file outside the content-length-range, no file, a field no condition
-names, no policy at all), none of which leaves a key behind; and anonymous bodies that would have the
-gateway buffer or re-scan what precedes the file (review R28 F1, F2, F10) refused within 20 KB."""
+names, no policy at all, a key outside the policy, a policy not base64 JSON, no key, a missing bucket, a
+wrong Content-MD5, a url-encoded body), none of which leaves a key behind; success_action_status 200; and
+anonymous bodies that would have the gateway buffer or re-scan what precedes the file (review R28 F1, F2,
+F10) refused within 20 KB."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import hmac
+import http.client
 import os
 import select
 import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 from xml.etree import ElementTree as ET
 
 import aiohttp
@@ -66,6 +71,7 @@ def post(
     file: bytes | Path | None,
     filename: str = "upload.bin",
     headers: dict[str, str] | None = None,
+    bucket: str = BUCKET,
 ) -> tuple[int, CIMultiDict[str], str]:
     """The form posted as a browser posts it (aiohttp's multipart writer; a Path is streamed from disk)."""
 
@@ -79,7 +85,7 @@ def post(
         timeout = aiohttp.ClientTimeout(total=120)
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
-            session.post(f"{s3.url}/{BUCKET}", data=data, headers=headers, allow_redirects=False) as response,
+            session.post(f"{s3.url}/{bucket}", data=data, headers=headers, allow_redirects=False) as response,
         ):
             return response.status, CIMultiDict(response.headers), await response.text()
 
@@ -225,6 +231,16 @@ def _stranger(s3: S3Endpoint) -> Any:
     )
 
 
+def signed_anew(s3: S3Endpoint, fields: dict[str, str], policy: str) -> dict[str, str]:
+    """The form with another policy field, signed as SigV4 signs a POST policy (the field's text itself)."""
+    date = fields["x-amz-credential"].split("/")[1]
+    key = ("AWS4" + s3.secret_key).encode()
+    for part in (date, REGION, "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, policy.encode(), hashlib.sha256).hexdigest()
+    return {**fields, "policy": policy, "x-amz-signature": signature}
+
+
 @pytest.mark.parametrize(
     ("case", "status", "expected"),
     [
@@ -236,6 +252,11 @@ def _stranger(s3: S3Endpoint) -> Any:
         ("no file", 400, "IncorrectNumberOfFilesInPostRequest"),
         ("extra field", 403, "AccessDenied"),
         ("anonymous", 403, "AccessDenied"),
+        ("key outside the policy", 403, "AccessDenied"),
+        ("policy not base64 json", 400, "InvalidPolicyDocument"),
+        ("no key", 400, "InvalidArgument"),
+        ("missing bucket", 404, "NoSuchBucket"),
+        ("wrong content-md5", 400, "BadDigest"),
     ],
 )
 def test_refusals_leave_no_key(s3: S3Endpoint, client: Any, case: str, status: int, expected: str) -> None:
@@ -258,8 +279,52 @@ def test_refusals_leave_no_key(s3: S3Endpoint, client: Any, case: str, status: i
         fields["x-amz-meta-unsigned"] = "1"
     elif case == "anonymous":
         fields = {"key": key}
-    answered, _, body = post(s3, fields, file)
+    elif case == "key outside the policy":
+        fields = form(client, key, conditions=[["starts-with", "$key", "uploads/"]])
+    elif case == "policy not base64 json":
+        fields = signed_anew(s3, fields, "not base64 json!")
+    elif case == "missing bucket":
+        fields = dict(client.generate_presigned_post("no-such-bucket", key)["fields"])
+    elif case == "no key":
+        del fields["key"]
+    elif case == "wrong content-md5":
+        other = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+        fields = form(client, key, fields={"Content-MD5": other}, conditions=[{"Content-MD5": other}])
+    answered, _, body = post(
+        s3, fields, file, bucket="no-such-bucket" if case == "missing bucket" else BUCKET
+    )
     assert (answered, code(body)) == (status, expected)
+    if case == "key outside the policy":
+        assert (
+            ET.fromstring(body)
+            .findtext("Message", "")
+            .startswith("Invalid according to Policy: Policy Condition failed: ")
+        )
     with pytest.raises(ClientError) as e:
         client.head_object(Bucket=BUCKET, Key=key)
     assert e.value.response["Error"]["Code"] == "404"
+
+
+def test_a_url_encoded_form_is_a_precondition_failure(s3: S3Endpoint, client: Any) -> None:
+    """POST Object takes multipart/form-data only: a url-encoded form is PreconditionFailed (S3's answer
+    to a POST it cannot read as a form), and stores nothing."""
+    url = urlsplit(s3.url)
+    connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=30)
+    try:
+        fields = {**form(client, "urlencoded"), "file": "12345"}
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        connection.request("POST", f"/{BUCKET}", body=urlencode(fields), headers=headers)
+        response = connection.getresponse()
+        assert (response.status, code(response.read().decode())) == (412, "PreconditionFailed")
+    finally:
+        connection.close()
+    with pytest.raises(ClientError):
+        client.head_object(Bucket=BUCKET, Key="urlencoded")
+
+
+def test_success_action_status_200_answers_an_empty_200(s3: S3Endpoint, client: Any) -> None:
+    fields = form(client, "ok200", fields={"success_action_status": "200"},
+                  conditions=[{"success_action_status": "200"}])  # fmt: skip
+    status, _, text = post(s3, fields, b"12345")
+    assert (status, text) == (200, "")
+    assert body_of(client, "ok200") == b"12345"

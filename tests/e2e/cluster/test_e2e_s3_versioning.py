@@ -3,7 +3,8 @@
 delete markers", "Managing objects in a versioning-suspended bucket"): the bucket's state and its
 refusals, versioned PUT/GET/HEAD/DELETE, delete markers, DeleteObjects and CopyObject of versions, a
 multipart upload's version, `null` versions while Suspended, the version listing's markers, prefixes and
-delimiter, and a bucket that keeps versions being not empty."""
+delimiter, its refusals and 1000-entry cap, empty version ids, a 1001-key DeleteObjects, and a bucket
+that keeps versions being not empty."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from tests.e2e.cluster.s3_cluster import S3Endpoint, getsecret, s3_cluster
+from tests.e2e.cluster.s3_raw import RawS3, md5_b64
 
 _names = itertools.count()
 
@@ -356,3 +358,77 @@ def test_a_bucket_with_versions_or_markers_is_not_empty(client, bucket: str) -> 
     assert refusal(client.delete_bucket, Bucket=bucket)[:2] == (409, "BucketNotEmpty")
     client.delete_object(Bucket=bucket, Key="k", VersionId=marker)
     client.delete_bucket(Bucket=bucket)
+
+
+# ------------------------------------------------------------------ refusals boto3 will not send, big pages
+@pytest.fixture(scope="module")
+def raw(s3: S3Endpoint) -> RawS3:
+    return RawS3(s3, "")
+
+
+def test_list_object_versions_refusals(client, raw: RawS3, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """ListObjectVersions: a missing bucket is NoSuchBucket; a max-keys not a non-negative integer and an
+    encoding-type other than url are InvalidArgument (ListObjectVersions' reference, like ListObjects')."""
+    assert refusal(client.list_object_versions, Bucket="no-such-bucket")[:2] == (404, "NoSuchBucket")
+    for query in ("max-keys=-1", "max-keys=x", "encoding-type=base64"):
+        answer = raw.request("GET", f"/{bucket}?versions&{query}")
+        assert answer.is_s3_error(400, "InvalidArgument"), (query, answer)
+    assert answer.message == "Invalid Encoding Method specified in Request"
+
+
+def test_a_page_of_versions_is_at_most_1000(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """MaxKeys above 1000 answers 1000 (ListObjectVersions' reference), over 1,001 delete markers."""
+    keys = [f"m{n:04}" for n in range(1001)]
+    for start in (0, 1000):
+        objects = [{"Key": key} for key in keys[start : start + 1000]]
+        client.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
+    page = client.list_object_versions(Bucket=bucket, MaxKeys=5000)
+    assert (len(page["DeleteMarkers"]), page["IsTruncated"], page["MaxKeys"]) == (1000, True, 1000)
+    assert page["NextKeyMarker"] == "m0999"
+
+
+def test_an_empty_version_id_is_refused(client, raw: RawS3, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """GET, HEAD and DELETE with `versionId=` are InvalidArgument (HEAD without a body) and add no marker;
+    in DeleteObjects an empty VersionId is that entry's NoSuchVersion."""
+    client.put_object(Bucket=bucket, Key="k", Body=b"x")
+    for method in ("GET", "HEAD", "DELETE"):
+        answer = raw.request(method, f"/{bucket}/k?versionId=")
+        assert answer.status == 400, (method, answer)
+        if method != "HEAD":
+            assert answer.is_s3_error(400, "InvalidArgument"), (method, answer)
+            assert answer.message == "Version id cannot be the empty string", answer
+    assert [(k, marker) for k, _, _, marker in versions(client, bucket)] == [("k", False)]
+    answer = client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "k", "VersionId": ""}]})
+    assert "Deleted" not in answer
+    assert [(e["Key"], e["Code"]) for e in answer["Errors"]] == [("k", "NoSuchVersion")]
+    assert body(client, bucket, "k") == b"x"
+
+
+def test_delete_objects_of_1001_keys_is_malformed_and_quiet_lists_only_errors(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """DeleteObjects takes at most 1000 keys (its reference): 1001 are MalformedXML and delete nothing;
+    Quiet answers only the entries that failed."""
+    version = client.put_object(Bucket=bucket, Key="k", Body=b"x")["VersionId"]
+    objects = [{"Key": "k", "VersionId": version}, *({"Key": f"other{n}"} for n in range(1000))]
+    assert refusal(client.delete_objects, Bucket=bucket, Delete={"Objects": objects})[:2] == (
+        400, "MalformedXML",
+    )  # fmt: skip
+    assert [(k, v, marker) for k, v, _, marker in versions(client, bucket)] == [("k", version, False)]
+    pair = [{"Key": "k", "VersionId": version}, {"Key": "k", "VersionId": ""}]
+    quiet = client.delete_objects(Bucket=bucket, Delete={"Objects": pair, "Quiet": True})
+    assert "Deleted" not in quiet
+    assert [(e["Key"], e["Code"]) for e in quiet.get("Errors", [])] == [("k", "NoSuchVersion")]
+    assert versions(client, bucket) == []
+
+
+def test_put_bucket_versioning_takes_a_body_without_a_digest_and_checks_one_sent(
+    raw: RawS3, bucket: str
+) -> None:
+    """docs/differences.md: Amazon requires Content-MD5 or a checksum here; the gateway takes the body
+    without one, and still refuses one that is wrong (BadDigest)."""
+    document = (
+        b'<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        b"<Status>Suspended</Status></VersioningConfiguration>"
+    )
+    assert raw.request("PUT", f"/{bucket}?versioning", document).status == 200
+    wrong = raw.request("PUT", f"/{bucket}?versioning", document, {"Content-MD5": md5_b64(b"other")})
+    assert wrong.is_s3_error(400, "BadDigest"), wrong

@@ -162,3 +162,21 @@ def test_every_listing_returns_at_most_its_cap(s3, monkeypatch: pytest.MonkeyPat
     for i in range(4):
         listed = s3.list_multipart_uploads(Bucket=BUCKET, Prefix=f"upload{i}")["Uploads"]
         s3.abort_multipart_upload(Bucket=BUCKET, Key=f"upload{i}", UploadId=listed[0]["UploadId"])
+
+
+def test_entries_name_their_checksum(gateway: GatewayOnThread) -> None:
+    """Amazon's Object and ObjectVersion carry ChecksumAlgorithm and ChecksumType; an object stored
+    without a checksum lists neither."""
+    client = gateway.boto3(request_checksum_calculation="when_required")
+    client.create_bucket(Bucket="summed")
+    client.put_object(Bucket="summed", Key="sha1", Body=b"", ChecksumAlgorithm="SHA1")  # no datanodes here
+    client.put_object(Bucket="summed", Key="bare", Body=b"")
+    expected = {"bare": ([], None), "sha1": (["SHA1"], "FULL_OBJECT")}
+    for entries in (
+        client.list_objects(Bucket="summed")["Contents"],
+        client.list_objects_v2(Bucket="summed")["Contents"],
+        client.list_object_versions(Bucket="summed")["Versions"],
+    ):
+        assert {
+            e["Key"]: (e.get("ChecksumAlgorithm", []), e.get("ChecksumType")) for e in entries
+        } == expected
