@@ -78,4 +78,27 @@ async def bypass_governance(s3: S3Request, key: str) -> bool:
     """Whether the request bypasses GOVERNANCE retention on `key`: it asks to, and may (policy.py)."""
     if not bypass_requested(s3.headers.get(BYPASS_HEADER)):
         return False
-    return await policy.grants_bypass(s3.gateway, s3.http, s3.headers, s3.target, key, s3.user)
+    return await policy.holds(
+        s3.gateway, s3.http, s3.headers, s3.target, key, s3.user, "s3:BypassGovernanceRetention"
+    )
+
+
+async def answer_lock_headers(s3: S3Request, info: KeyInfo) -> dict[str, str]:
+    """GET/HEAD's lock headers for whom Amazon answers them: the mode and date to a holder of
+    s3:GetObjectRetention, the legal hold to one of s3:GetObjectLegalHold (policy.holds: the bucket's
+    owner, an administrator, a policy's grantee; a reader by ACL alone learns neither), never to an
+    unsigned request or a signed one served as it (R37's F13)."""
+    if s3.as_public or (info.retention is None and info.legal_hold is None):
+        return {}
+    headers = lock_headers(info)
+    for action, names in (
+        ("s3:GetObjectRetention", (MODE_HEADER, UNTIL_HEADER)),
+        ("s3:GetObjectLegalHold", (LEGAL_HOLD_HEADER,)),
+    ):
+        shown = [name for name in names if name in headers]
+        if shown and not await policy.holds(
+            s3.gateway, s3.http, s3.headers, s3.target, s3.key, s3.user, action
+        ):
+            for name in shown:
+                del headers[name]
+    return headers

@@ -40,7 +40,12 @@ from pyozone.s3g.headers import (
     tagging_header,
     write_condition,
 )
-from pyozone.s3g.lock_headers import bypass_governance, lock_headers, lock_metadata, require_lock_digest
+from pyozone.s3g.lock_headers import (
+    answer_lock_headers,
+    bypass_governance,
+    lock_metadata,
+    require_lock_digest,
+)
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.parts import PARTS_COUNT, check_part_number, checksum_type, part_span
 from pyozone.s3g.request import S3Request
@@ -123,8 +128,9 @@ async def put_object(s3: S3Request, acls: Acls = ()) -> web.Response:
     return web.Response(status=200, headers=headers)
 
 
-def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
-    """GET/HEAD response headers: stored metadata, then the request's response-* overrides."""
+def object_headers(info: KeyInfo, s3: S3Request, lock: Mapping[str, str]) -> dict[str, str]:
+    """GET/HEAD response headers: stored metadata, the version's `lock` headers the caller may see
+    (lock_headers.answer_lock_headers), then the request's response-* overrides."""
     metadata = info.metadata
     headers = {name: metadata[name] for name in STORED_HEADERS if name in metadata}
     headers.setdefault("Content-Type", "binary/octet-stream")
@@ -134,13 +140,11 @@ def object_headers(info: KeyInfo, s3: S3Request) -> dict[str, str]:
     headers["Last-Modified"] = xml.http_time(info.modification_time)
     headers["Accept-Ranges"] = "bytes"
     headers.update(version_headers(info))
-    # the lock and the tag count go to whom s3:GetObjectRetention / -Tagging allow, as Amazon's: never to
-    # an unsigned request, which GetObjectRetention and GetObjectTagging refuse (R37's F13)
-    signed = not s3.as_public
-    if signed:
-        headers.update(lock_headers(info))
+    headers.update(lock)
     headers.update(sse.answer_headers(info.encryption))
-    if info.tags and signed:
+    # the tag count goes to whom s3:GetObjectTagging allows, as Amazon's: never to an unsigned request,
+    # which GetObjectTagging refuses (R37's F13)
+    if info.tags and not s3.as_public:
         headers["x-amz-tagging-count"] = str(len(info.tags))
     if info.replication == "RATIS/ONE":
         headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
@@ -231,7 +235,7 @@ async def head_object(s3: S3Request) -> web.Response:
     info = await version_info(s3)
     sse.check_read_key(info.encryption, key)
     _check_preconditions(s3, info)
-    headers = object_headers(info, s3)
+    headers = object_headers(info, s3, await answer_lock_headers(s3, info))
     span = _span(s3, info, headers)
     if span is None or not span.length:
         headers["Content-Length"] = str(info.data_size if span is None else 0)
@@ -259,7 +263,7 @@ async def get_object(s3: S3Request) -> web.StreamResponse:
         refuse_delete_marker(s3, info)
         sse.check_read_key(info.encryption, key)
         _check_preconditions(s3, info)
-        headers = object_headers(info, s3)
+        headers = object_headers(info, s3, await answer_lock_headers(s3, info))
         span = _span(s3, info, headers)
         status = 200
         if span is None:

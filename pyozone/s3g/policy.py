@@ -416,24 +416,26 @@ def _copy_source(headers: CIMultiDictProxy[str]) -> tuple[str, str, str] | None:
     return (bucket, key, version) if bucket and key else None
 
 
-async def grants_bypass(
+async def holds(
     gateway: Gateway,
     http: web.Request,
     headers: CIMultiDictProxy[str],
     where: Target,
     key: str,
     user: str,
+    name: str,
 ) -> bool:
-    """Whether `user` may bypass S3 Object Lock's GOVERNANCE retention on `key` of the request's bucket
-    (s3:BypassGovernanceRetention): the bucket's owner unless its policy denies it, anyone else where the
-    policy allows it. OM decides again by its own ACLs (om/access.py: the owner or an administrator)."""
+    """Whether `user` holds the action `name` on `key` of the request's bucket, for the actions no ACL
+    grants (s3:BypassGovernanceRetention, s3:GetObjectRetention, s3:GetObjectLegalHold): the bucket's
+    owner and an administrator unless its policy denies it, anyone else where the policy allows it.
+    OM decides again by its own ACLs where it acts on them (om/access.py: the owner or an administrator)."""
     assert where.bucket is not None
     values = condition_values(http, headers, where.query, user)
     resource = object_arn(where.bucket, key)
-    decided = await _decide(gateway, where.bucket, "s3:BypassGovernanceRetention", resource, user, values)
+    decided = await _decide(gateway, where.bucket, name, resource, user, values)
     if decided.decision is Decision.DENY:
         return False
-    return decided.decision is Decision.ALLOW or user == decided.owner
+    return decided.decision is Decision.ALLOW or user == decided.owner or gateway.settings.administrator(user)
 
 
 async def key_denied(

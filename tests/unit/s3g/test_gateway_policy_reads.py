@@ -73,3 +73,38 @@ def test_object_lock_reads_are_the_owner_s_or_the_policy_s(gateway: GatewayOnThr
         call(bob, locked)
     finally:
         alice.delete_bucket_policy(Bucket=BUCKET)
+
+
+def test_get_and_head_answer_the_lock_to_whom_its_reads_are_allowed(
+    gateway: GatewayOnThread, locked: dict[str, str]
+) -> None:
+    """GET and HEAD answer x-amz-object-lock-mode and -retain-until-date to a holder of
+    s3:GetObjectRetention and -legal-hold to one of s3:GetObjectLegalHold, as Amazon's: the owner sees
+    both, a reader a policy lets read the object alone sees neither, and each as its action is allowed."""
+    alice, bob = gateway.boto3("alice"), gateway.boto3("bob")
+    retention = ("ObjectLockMode", "ObjectLockRetainUntilDate")
+
+    def lock_seen(client: object) -> set[str]:
+        head = client.head_object(**locked)  # type: ignore[attr-defined]
+        got = client.get_object(**locked)  # type: ignore[attr-defined]
+        got["Body"].read()
+        fields = {*retention, "ObjectLockLegalHoldStatus"}
+        assert {f for f in fields if f in head} == {f for f in fields if f in got}
+        return {f for f in fields if f in head}
+
+    assert lock_seen(alice) == {*retention, "ObjectLockLegalHoldStatus"}
+    for actions, seen in (
+        ([], set()),
+        (["s3:GetObjectRetention"], set(retention)),
+        (["s3:GetObjectLegalHold"], {"ObjectLockLegalHoldStatus"}),
+    ):
+        grant = {"Effect": "Allow", "Principal": {"AWS": "bob"},
+                 "Action": ["s3:GetObject", "s3:GetObjectVersion", *actions],
+                 "Resource": f"arn:aws:s3:::{BUCKET}/*"}  # fmt: skip
+        alice.put_bucket_policy(
+            Bucket=BUCKET, Policy=json.dumps({"Version": "2012-10-17", "Statement": [grant]})
+        )
+        try:
+            assert lock_seen(bob) == seen, actions
+        finally:
+            alice.delete_bucket_policy(Bucket=BUCKET)
