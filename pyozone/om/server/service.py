@@ -200,7 +200,7 @@ class OzoneManagerService:
         owner = request.owner or (caller.user if caller else "")
         acls = self.access.defaults(owner) if caller else ()
         record = await self._run(
-            self.core.create_volume, request.volume, owner, quota, namespace, acls,
+            self.core.volumes.create, request.volume, owner, quota, namespace, acls,
             check=partial(self.access.admin, caller, "create Ozone volumes"),
         )  # fmt: skip
         return wire.volume_answer("createVolume", record)
@@ -208,7 +208,7 @@ class OzoneManagerService:
     @rpc
     async def infoVolume(self, request: pb.InfoVolumeRequest, context: Context) -> pb.InfoVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.READ, request.volume)
-        record = await self._run(self.core.info_volume, request.volume, check=check)
+        record = await self._run(self.core.volume_info, request.volume, check=check)
         return wire.volume_answer("infoVolume", record)
 
     @rpc
@@ -216,14 +216,14 @@ class OzoneManagerService:
         self, request: pb.DeleteVolumeRequest, context: Context
     ) -> pb.DeleteVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.DELETE, request.volume)
-        await self._run(self.core.delete_volume, request.volume, check=check)
+        await self._run(self.core.volumes.delete, request.volume, check=check)
         return wire.empty_answer("deleteVolume")
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
         visible = self.access.list_volumes(self.access.caller(context))
         records = await self._run(
-            self.core.list_volumes, request.prefix, request.startKey, self._limit(request.maxKeys), visible
+            self.core.volumes.list, request.prefix, request.startKey, self._limit(request.maxKeys), visible
         )
         return wire.volumes_answer(records)
 
@@ -244,7 +244,7 @@ class OzoneManagerService:
             controls = self.ownership_controls
             documents.append((controls.table, controls.read(request.ownershipControls, request.bucket)))
         record = await self._run(
-            self.core.create_bucket, request.volume, request.bucket, config, creator,
+            self.core.buckets.create, request.volume, request.bucket, config, creator,
             request.objectLockEnabled, documents,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
@@ -281,7 +281,7 @@ class OzoneManagerService:
     @rpc
     async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
         check = self._bucket_check(context, ACLType.READ, request)
-        record = await self._run(self.core.info_bucket, request.volume, request.bucket, check=check)
+        record = await self._run(self.core.bucket_info, request.volume, request.bucket, check=check)
         return wire.bucket_answer("infoBucket", record)
 
     @rpc
@@ -289,14 +289,14 @@ class OzoneManagerService:
         self, request: pb.DeleteBucketRequest, context: Context
     ) -> pb.DeleteBucketResponse:
         check = self._bucket_check(context, ACLType.DELETE, request)
-        await self._run(self.core.delete_bucket, request.volume, request.bucket, check=check)
+        await self._run(self.core.buckets.delete, request.volume, request.bucket, check=check)
         return wire.empty_answer("deleteBucket")
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
         records = await self._run(
-            self.core.list_buckets, request.volume, request.prefix, request.startKey,
+            self.core.buckets.list, request.volume, request.prefix, request.startKey,
             self._limit(request.maxKeys), request.owner, check=check,
         )  # fmt: skip
         return wire.buckets_answer(records)
@@ -328,7 +328,7 @@ class OzoneManagerService:
 
             async def open_key() -> OpenKeySession:
                 check()
-                plan = self.core.plan_open_key(
+                plan = self.core.keys.plan_open(
                     request.volume, request.bucket, request.key, size, self._requested_replication(request),
                     excluded, metadata, tags, creator, condition, sse,
                 )  # fmt: skip
@@ -336,7 +336,7 @@ class OzoneManagerService:
                     allocated = await self._blocks().allocate_blocks(
                         plan.block_size, plan.config, plan.count, plan.excluded, "om"
                     )
-                return self.core.record_open_key(plan, allocated)
+                return self.core.keys.record_open(plan, allocated)
 
             session = await self._on_loop(open_key)
         answer = wire.open_key_answer(session.key, session.client_id, session.allocated, session.block_length)
@@ -350,7 +350,7 @@ class OzoneManagerService:
         """openKey's answer (as executed, or its bytes replayed from the retry cache) with its SSE-S3 data
         key unwrapped for the writer: added after the call's Raft entry and retry cache record were made,
         which keep the wrapped key alone (R36 F1)."""
-        return wire.with_data_key(answer, self.core.unwrapped_key)
+        return wire.with_data_key(answer, self.core.data_keys.unwrapped)
 
     def _requested_replication(
         self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
@@ -359,7 +359,7 @@ class OzoneManagerService:
         that uses it); None when it names none (the core takes the bucket's)."""
         if not wire.names_replication(request):
             return None
-        bucket = self.core.info_bucket(request.volume, request.bucket)
+        bucket = self.core.bucket_info(request.volume, request.bucket)
         return parse(wire.requested_replication, request, bucket.replication)
 
     @rpc
@@ -369,8 +369,8 @@ class OzoneManagerService:
         excluded = parse(wire.excluded, request)
         check = self._open_key_check(context, request)
         block = await self._run(
-            self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded,
-            check=check,
+            self.core.keys.allocate_block, request.volume, request.bucket, request.key, request.clientID,
+            excluded, check=check,
         )  # fmt: skip
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
         answer = wire.allocate_block_answer(block, capacity)
@@ -385,8 +385,8 @@ class OzoneManagerService:
         stored = await self._stored_lengths(context, request, blocks)
         caller = self.access.caller(context)
         record = await self._run(
-            self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
+            self.core.keys.commit, request.volume, request.bucket, request.key, request.clientID, size,
+            blocks, dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
             check=self._locking_write(caller, request, self._open_key_check(context, request)), inline=True,
         )  # fmt: skip
         return wire.committed_key_answer(record)
@@ -412,19 +412,19 @@ class OzoneManagerService:
     @rpc
     async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
         located = await self._run(
-            self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
+            self.core.keys.lookup, request.volume, request.bucket, request.key, request.clientHost,
             request.forceUpdateContainerCache, request.versionId, request.deleteMarkers,
             check=self._version_check(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
-        info.sseDataKey = self.core.data_key(located.key)  # the caller may READ it (the check above)
+        info.sseDataKey = self.core.data_keys.of(located.key)  # the caller may READ it (the check above)
         await self._sign(info.locations, context, READ)
         return wire.lookup_key_answer(info)
 
     @rpc
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
         records = await self._run(
-            self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
+            self.core.keys.list, request.volume, request.bucket, request.prefix, request.startKey,
             self._limit(request.maxKeys), check=self._bucket_check(context, ACLType.LIST, request),
         )  # fmt: skip
         return wire.keys_answer(records, request.withBlocks)
@@ -438,7 +438,7 @@ class OzoneManagerService:
             self.access.key(caller, ACLType.CREATE, request.volume, request.bucket, request.toKey)
 
         await self._run(
-            self.core.rename_key, request.volume, request.bucket, request.key, request.toKey, check=check
+            self.core.keys.rename, request.volume, request.bucket, request.key, request.toKey, check=check
         )
         return wire.empty_answer("renameKey")
 
@@ -459,7 +459,7 @@ class OzoneManagerService:
             bypass = request.bypassGovernanceRetention and self.access.may_bypass_governance(
                 caller, request.volume, request.bucket
             )
-            return self.core.delete_key(
+            return self.core.keys.delete(
                 request.volume, request.bucket, request.key, wire.key_condition_from_proto(request.condition),
                 request.versionId, self.access.creator(caller), bypass,
             )  # fmt: skip
@@ -535,7 +535,7 @@ class OzoneManagerService:
         self, request: pb.PutObjectTaggingRequest, context: Context
     ) -> pb.PutObjectTaggingResponse:
         await self._run(
-            self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags),
+            self.core.keys.set_tags, request.volume, request.bucket, request.key, dict(request.tags),
             check=self._key_check(context, ACLType.WRITE, request),
         )  # fmt: skip
         return wire.empty_answer("putObjectTagging")
