@@ -63,9 +63,9 @@ def test_a_read_is_answered_only_once_the_writes_it_saw_are_durable(tmp_path: Pa
 
     async def main() -> None:
         service = OzoneManagerService(om, ThreadPoolExecutor(4), "om", "cid")
-        delete = asyncio.ensure_future(service._run(om.keys.delete, "vol1", "bkt1", "k"))
+        delete = asyncio.ensure_future(service.calls.run(om.keys.delete, "vol1", "bkt1", "k"))
         await asyncio.sleep(0.1)
-        lookup = asyncio.ensure_future(service._run(om.keys.lookup, "vol1", "bkt1", "k"))
+        lookup = asyncio.ensure_future(service.calls.run(om.keys.lookup, "vol1", "bkt1", "k"))
         await asyncio.sleep(0.2)
         assert not delete.done() and not lookup.done()  # both saw what is not in om.db yet
         gate.set()
@@ -85,7 +85,7 @@ def test_a_read_with_nothing_unflushed_is_answered_at_once(tmp_path: Path) -> No
 
     async def main() -> None:
         service = OzoneManagerService(om, ThreadPoolExecutor(2), "om", "cid")
-        await asyncio.wait_for(service._run(om.keys.lookup, "vol1", "bkt1", "k"), WAIT_S)
+        await asyncio.wait_for(service.calls.run(om.keys.lookup, "vol1", "bkt1", "k"), WAIT_S)
 
     asyncio.run(main())
 
