@@ -2,7 +2,8 @@
 OMKeyCreateRequest, OMAllocateBlockRequest, OMKeyCommitRequest, OMKeyRenameRequest and OMKeyDeleteRequest),
 and what every key write shares: a committed key replacing the current one (a new version in an S3-versioned
 bucket, versions.py), the blocks nothing references going to deletedTable (`orphan`) and the usage of the
-bucket and volume following (`account`, within the quotas of quota.py).
+bucket and volume following (`account`, within the quotas of quota.py). What the requests answer is
+here too: an open key's plan and session, a committed key with where its blocks are read.
 
 Key requests hold their keys' locks with the namespace shared (locks.py); usage changes hold
 `locks.usage` too. The blocks of an open key come from SCM outside the locks (`plan_open`, then
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -22,12 +23,11 @@ from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.om_records import BucketRecord, KeyBlock, KeyRecord, VolumeRecord, pairs, replicated_size
 from pyozone.hdds.om_views import KeyCondition
 from pyozone.hdds.s3_versions import BucketVersioning, DeleteOutcome, write_plan
-from pyozone.hdds.security.acl import Ownership, inherit_defaults
-from pyozone.hdds.security.sse import SseRequest
+from pyozone.hdds.security.acl import Acls, Ownership, inherit_defaults
+from pyozone.hdds.security.sse import KeyEncryption, SseRequest
 from pyozone.om import conditions, object_lock, quota, versions
 from pyozone.om.data_keys import default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import LocatedKey, OpenKeyPlan, OpenKeySession, ReadLocation
 from pyozone.om.key_metadata import check_metadata, check_tags
 from pyozone.om.locations import read_pipeline
 from pyozone.om.metadata import (
@@ -51,8 +51,65 @@ from pyozone.protocol.block import BlockLocation
 
 if TYPE_CHECKING:
     from pyozone.om.core import OzoneManager
+    from pyozone.proto import hdds_pb2
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenKeyPlan:
+    """An openKey that passed its checks: the `count` blocks of `block_size` bytes (what the largest replica
+    holds) of `config` to ask SCM for, each holding `capacity` key bytes, and what the open key records."""
+
+    volume: str
+    bucket: str
+    key: str
+    data_size: int
+    config: ReplicationConfig
+    block_size: int
+    count: int
+    capacity: int
+    excluded: ExcludeList
+    metadata: Mapping[str, str] | None
+    tags: Mapping[str, str] | None
+    creator: Ownership | None
+    parent_acls: Acls
+    bucket_sse: bool = False  # the bucket's S3 default encryption
+    encryption: KeyEncryption | None = None
+
+    @property
+    def allocating(self) -> str:
+        return f"allocating {self.count} block(s) for {self.volume}/{self.bucket}/{self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenKeySession:
+    """An open key: its record (blocks without offsets), where each pre-allocated block is written, and
+    how many key bytes each holds (what SCM counted for it; an EC block group's: that on each data
+    index); a writer moves to a new block past that."""
+
+    key: KeyRecord
+    client_id: int
+    allocated: tuple[BlockLocation, ...]
+    block_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLocation:
+    """Where one block of a key is read: the pipeline (None if SCM no longer knows the container)."""
+
+    pipeline: hdds_pb2.Pipeline | None
+    container_state: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedKey:
+    key: KeyRecord
+    locations: tuple[ReadLocation, ...]
+
+    def where(self) -> Iterator[tuple[hdds_pb2.Pipeline | None, str]]:
+        """Each block's read pipeline and container state, in the key's block order."""
+        return ((r.pipeline, r.container_state) for r in self.locations)
 
 
 class KeyManager:

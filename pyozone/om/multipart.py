@@ -40,8 +40,8 @@ from pyozone.om import conditions, object_lock, quota
 from pyozone.om.core import OzoneManager
 from pyozone.om.data_keys import default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
+from pyozone.om.keys import OpenKeySession
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.settings import DEFAULT_LIST_LIMIT

@@ -32,7 +32,7 @@ from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import OpenKeySession
+from pyozone.om.keys import OpenKeySession
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
 from pyozone.om.object_lock import ObjectLocks
