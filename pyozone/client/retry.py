@@ -15,7 +15,7 @@ up to ozone.client.failover.max.attempts attempts ozone.client.wait.between.retr
 all for at most ozone.client.retry.deadline, which also cuts the attempt in progress short: an OM that
 accepts connections but does not answer (stopped, hung) costs a whole call timeout per attempt, so the
 count alone would hold a writer for hours (OmRetryPolicy). OM answers a repeated commit of the same
-open-key session as the first one (OzoneManager.committed_session).
+open-key session as the first one (KeyManager.committed_session in om/keys.py).
 """
 
 from __future__ import annotations

@@ -291,7 +291,7 @@ class OmClient:
         lasts at most what is left of the deadline. Once an attempt timed out, OM may have applied it: the
         final error then says the outcome is unknown. KEY_NOT_FOUND after a lost answer is
         CommitOutcomeUnknown: OM answers a repeated commit as the first only while the key is the one that
-        session committed (om/core.py committed_session)."""
+        session committed (om/keys.py KeyManager.committed_session)."""
         policy = self._config.om_retry
         call_id = self.new_call_id()  # one call, however many attempts
         budget_s = policy.deadline_s if within_s is None else min(policy.deadline_s, within_s)

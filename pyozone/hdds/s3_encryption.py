@@ -1,7 +1,7 @@
 """S3's default encryption of a bucket (PutBucketEncryption's ServerSideEncryptionConfiguration): the
 document and its checks. Sans-IO and in the kernel because both sides read it: OM keeps it
 (om/bucket_documents.py) and encrypts with SSE-S3 every key of the bucket a writer asks no encryption for
-(OzoneManager.plan_open_key), which makes it Ozone's encrypted bucket (bekInfo) in S3's words.
+(KeyManager.plan_open in om/keys.py), which makes it Ozone's encrypted bucket (bekInfo) in S3's words.
 
 One Rule with ApplyServerSideEncryptionByDefault: SSEAlgorithm AES256 (aws:kms and aws:kms:dsse are
 NotImplemented, KMSMasterKeyID belongs to them) and BucketKeyEnabled, which Amazon takes with AES256 and

@@ -3,10 +3,10 @@ delete does to the versions a key has (Amazon's "Using versioning in S3 buckets"
 (om/versions.py) and the gateway share them and each is testable alone.
 
 A version's place in time is its sequence number, an OM object id taken when the version is committed
-(OzoneManager.new_ids: it only grows, across restarts and leaders), so a later version always has a
-larger one. Its id is that number in 16 hex digits; a `null` version (written while the bucket was
-never versioned or Suspended) has one too, for its order, but is named `null`. A key written before its
-bucket was versioned has number 0: the oldest.
+(OzoneManager.new_ids in om/core.py: it only grows, across restarts and leaders), so a later version
+always has a larger one. Its id is that number in 16 hex digits; a `null` version (written while the
+bucket was never versioned or Suspended) has one too, for its order, but is named `null`. A key written
+before its bucket was versioned has number 0: the oldest.
 """
 
 from __future__ import annotations

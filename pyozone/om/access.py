@@ -102,15 +102,15 @@ class Access:
     def volume(self, caller: Caller | None, right: ACLType, volume: str) -> None:
         if caller is None:
             return
-        record = self.om.info_volume(volume)
+        record = self.om.volume_info(volume)
         self._decide(caller, right, Target(ResourceType.VOLUME, volume, record.ownership))
 
     def bucket(self, caller: Caller | None, right: ACLType, volume: str, bucket: str) -> None:
         """`right` CREATE: the bucket does not exist yet; its volume decides."""
         if caller is None:
             return
-        parent = self.om.info_volume(volume)
-        record = None if right is ACLType.CREATE else self.om.info_bucket(volume, bucket).ownership
+        parent = self.om.volume_info(volume)
+        record = None if right is ACLType.CREATE else self.om.bucket_info(volume, bucket).ownership
         self._decide(caller, right, Target(ResourceType.BUCKET, volume, parent.ownership, bucket, record))
 
     def bucket_owner(self, caller: Caller | None, volume: str, bucket: str, what: str) -> None:
@@ -118,7 +118,7 @@ class Access:
         bucket's configuration (s3:GetBucketCORS, s3:PutBucketCORS) is its owner's alone."""
         if caller is None or caller.admin:
             return
-        if self.om.info_bucket(volume, bucket).owner != caller.user:
+        if self.om.bucket_info(volume, bucket).owner != caller.user:
             raise OMException(
                 OMResultCode.PERMISSION_DENIED,
                 f"Only the owner of bucket {volume}/{bucket} may {what}. User: {caller.user}",
@@ -130,15 +130,15 @@ class Access:
         gateway then decides by the bucket's owner and policy)."""
         if caller is None or caller.admin:
             return True
-        return self.om.info_bucket(volume, bucket).owner == caller.user
+        return self.om.bucket_info(volume, bucket).owner == caller.user
 
     def key(self, caller: Caller | None, right: ACLType, volume: str, bucket: str, key: str) -> None:
         """The committed key's entries decide with its parents'; a key that does not exist (one to create)
         leaves it to the parents, as Ozone does."""
         if caller is None:
             return
-        parent = self.om.info_bucket(volume, bucket)
-        found = None if right is ACLType.CREATE else self.om.find_key(volume, bucket, key)
+        parent = self.om.bucket_info(volume, bucket)
+        found = None if right is ACLType.CREATE else self.om.keys.find(volume, bucket, key)
         self._key(caller, right, parent, key, found.ownership if found is not None else None)
 
     def key_version(
@@ -154,7 +154,7 @@ class Access:
         it needs what a write needs, WRITE on the bucket (OzoneAclUtils.getParentNativeAcl for CREATE)."""
         if caller is None:
             return
-        parent = self.om.info_bucket(volume, bucket)
+        parent = self.om.bucket_info(volume, bucket)
         found = self.om.versions.governing(volume, bucket, key, version)
         if (
             found is None
@@ -170,8 +170,8 @@ class Access:
         checkKeyAclsInOpenKeyTable); on the key it committed, for a repeated commit."""
         if caller is None:
             return
-        parent = self.om.info_bucket(volume, bucket)
-        opened = self.om.committed_session(volume, bucket, key, client_id) or self.om.open_key_record(
+        parent = self.om.bucket_info(volume, bucket)
+        opened = self.om.keys.committed_session(volume, bucket, key, client_id) or self.om.keys.open_record(
             volume, bucket, key, client_id
         )
         self._key(caller, ACLType.WRITE, parent, key, opened.ownership)
@@ -200,7 +200,7 @@ class Access:
     def _key(
         self, caller: Caller, right: ACLType, parent: BucketRecord, key: str, found: Ownership | None
     ) -> None:
-        volume = self.om.info_volume(parent.volume)
+        volume = self.om.volume_info(parent.volume)
         self._decide(
             caller,
             right,

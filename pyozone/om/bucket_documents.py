@@ -8,7 +8,7 @@ s3_policy.py, s3_public_access.py, s3_ownership.py) and keeps it as the Get call
 reader cannot read is ever stored (a policy is kept as sent, as GetBucketPolicy answers it). A public policy
 is refused under the bucket's BlockPublicPolicy in the step that would keep it, under OM's lock, so no
 concurrent PutPublicAccessBlock slips between the check and the write. The service checks that the caller owns
-the bucket (Access.bucket_owner); the rows go with their bucket (OzoneManager.delete_bucket). OM's own ACLs
+the bucket (Access.bucket_owner); the rows go with their bucket (BucketManager.delete). OM's own ACLs
 are not changed by any of them: the S3 gateway applies policies.
 """
 
@@ -58,7 +58,7 @@ class BucketDocuments:
         kept = self.read(body, bucket)
         om = self.om
         with om.lock:
-            om.info_bucket(volume, bucket)
+            om.bucket_info(volume, bucket)
             self._check(volume, bucket, kept)
             om.commit([(self.table, bucket_key(volume, bucket), kept)])
 
@@ -67,14 +67,14 @@ class BucketDocuments:
 
     def get(self, volume: str, bucket: str) -> bytes | None:
         """None: the bucket has none."""
-        self.om.info_bucket(volume, bucket)
+        self.om.bucket_info(volume, bucket)
         return self.om.store.get(self.table, bucket_key(volume, bucket))
 
     def delete(self, volume: str, bucket: str) -> None:
         """Whether or not the bucket had one, as S3's Delete calls answer."""
         om = self.om
         with om.lock:
-            om.info_bucket(volume, bucket)
+            om.bucket_info(volume, bucket)
             if om.store.get(self.table, bucket_key(volume, bucket)) is not None:
                 om.commit([(self.table, bucket_key(volume, bucket), None)])
 
@@ -156,14 +156,14 @@ class BucketEncryptions(BucketDocuments):
                 OMResultCode.INVALID_KMS_PROVIDER, f"{bucket}: no SSE master keystore ({KEYSTORE_KEY})"
             )
         with om.lock:
-            parent = replace(om.info_bucket(volume, bucket), sse_default=True)
+            parent = replace(om.bucket_info(volume, bucket), sse_default=True)
             name = bucket_key(volume, bucket)
             om.commit([(self.table, name, kept), (BUCKET_TABLE, name, om_records.encode_bucket(parent))])
 
     def delete(self, volume: str, bucket: str) -> None:
         om = self.om
         with om.lock:
-            parent = om.info_bucket(volume, bucket)
+            parent = om.bucket_info(volume, bucket)
             name = bucket_key(volume, bucket)
             if om.store.get(self.table, name) is not None or parent.sse_default:
                 encoded = om_records.encode_bucket(replace(parent, sse_default=False))
@@ -203,7 +203,7 @@ class OwnershipControls(BucketDocuments):
     def _check(self, volume: str, bucket: str, kept: bytes) -> None:
         if s3_ownership.parse(kept).acls_enabled:
             return
-        record = self.om.info_bucket(volume, bucket)
+        record = self.om.bucket_info(volume, bucket)
         if not s3_acl.owner_only(s3_acl.from_ozone(record.acls, record.owner), record.owner):
             raise _refused(
                 "InvalidBucketAclWithObjectOwnership",

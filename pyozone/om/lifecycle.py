@@ -7,7 +7,7 @@ A run looks at the buckets with a configuration (s3BucketLifecycleTable) and, pe
 of each key under its rules' prefixes and at its multipart uploads, without OM's lock; what it finds due
 it plans again, and carries out, a key at a time under OM's exclusive lock, so a key written meanwhile is
 judged as it is then (and a configuration changed meanwhile stops the bucket's actions). Every action is
-an ordinary OM request (OzoneManager.delete_key, MultipartManager.abort): replicated through OM's Raft on
+an ordinary OM request (KeyManager.delete, MultipartManager.abort): replicated through OM's Raft on
 an HA leader, its blocks to deletedTable for KeyDeletingService:
 - a current version past its Expiration (Days or Date): deleted; in a versioned bucket a delete marker
   takes its place (Suspended: the `null` version goes), as a DeleteObject without a version does;
@@ -207,7 +207,7 @@ class S3LifecycleService:
                     : budget - sum(counts.values())
                 ]:
                     try:
-                        om.delete_key(volume, bucket, key, version=version)
+                        om.keys.delete(volume, bucket, key, version=version)
                     except OMException as e:  # S3 Object Lock holds it by OM's clock (om/object_lock.py)
                         if e.code is not OMResultCode.PERMISSION_DENIED:
                             raise
@@ -282,7 +282,7 @@ class S3LifecycleService:
         self, volume: str, bucket: str, key: str, config: LifecycleConfiguration, now_ms: int
     ) -> list[tuple[Action, str]]:
         """What is due for the key's versions at `now_ms`, as om.db holds them now."""
-        current = self.om.find_key(volume, bucket, key)
+        current = self.om.keys.find(volume, bucket, key)
         older = list(versions.older_versions(self.om.store, volume, bucket, key))
         return _due(key, current, older, config, now_ms)
 

@@ -37,10 +37,11 @@ from pyozone.hdds.om_views import CHECKSUM_PREFIX, UPLOAD_ALGORITHM, KeyConditio
 from pyozone.hdds.security.acl import Ownership, inherit_defaults
 from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm, SseRequest, new_iv
 from pyozone.om import conditions, object_lock, quota
-from pyozone.om.core import OzoneManager, default_sse
+from pyozone.om.core import OzoneManager
+from pyozone.om.data_keys import default_sse
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import OpenKeySession
 from pyozone.om.key_metadata import check_metadata, check_tags
+from pyozone.om.keys import OpenKeySession
 from pyozone.om.metadata import MULTIPART_INFO_TABLE, OPEN_KEY_TABLE, Op, bucket_key, key_key, open_key_key
 from pyozone.om.names import check_key_name
 from pyozone.om.settings import DEFAULT_LIST_LIMIT
@@ -91,7 +92,7 @@ class MultipartManager:
     def _upload(self, volume: str, bucket: str, key: str, upload_id: str) -> MultipartUploadRecord:
         data = self.om.store.get(MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id))
         if data is None:
-            self.om.info_bucket(volume, bucket)
+            self.om.bucket_info(volume, bucket)
             raise OMException(
                 OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR,
                 f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}",
@@ -114,7 +115,7 @@ class MultipartManager:
         creation (S3 lists them so, and pages by upload id); the UUID after it keeps ids unique across
         OMs. `replication` is the client's (checked against ozone.replication.allowed-configs); None
         takes the bucket's. Every part is written with the upload's. With ozone.acl.enabled the
-        `creator` owns the key it completes into. `sse`: the parts are encrypted (OzoneManager.new_encryption:
+        `creator` owns the key it completes into. `sse`: the parts are encrypted (DataKeys.new:
         one data key for the upload, an iv per part)."""
         om = self.om
         check_key_name(key, om.settings.check_key_characters)
@@ -123,10 +124,10 @@ class MultipartManager:
         if replication is not None:
             om.settings.allowed_configs.check(replication)
         with om.lock:
-            parent = om.info_bucket(volume, bucket)
+            parent = om.bucket_info(volume, bucket)
             object_lock.check_write(parent, metadata, om.clock.wall_ms())
             sse = sse or default_sse(parent.sse_default)
-            encryption = om.new_encryption(sse, volume, bucket, key) if sse is not None else None
+            encryption = om.data_keys.new(sse, volume, bucket, key) if sse is not None else None
             ops: list[Op] = []
             (object_id,) = om.new_ids(1)
             upload = MultipartUploadRecord(
@@ -165,12 +166,12 @@ class MultipartManager:
         check_part_number(part_number)
         upload = self._upload(volume, bucket, key, upload_id)
         check_part_writer(upload, creator)
-        plan = self.om.plan_open_key_as(
+        plan = self.om.keys.plan_open_as(
             volume, bucket, key, data_size, upload.replication, excluded, creator=creator
         )
         if upload.encryption is not None:
             plan = replace(plan, encryption=replace(upload.encryption, iv=new_iv()))
-        return self.om.open_planned(plan)
+        return self.om.keys.open_planned(plan)
 
     def commit_part(
         self,
@@ -186,23 +187,23 @@ class MultipartManager:
         stored: Mapping[BlockID, int] | None = None,
     ) -> PartRecord:
         """The open key becomes the upload's part `part_number`, named by metadata's "ETag" (else, as Ozone
-        names it, by the key's path and client id); `stored`: as OzoneManager.commit_key's. A part the
+        names it, by the key's path and client id); `stored`: as KeyManager.commit's. A part the
         quotas have no room for (less the part it replaces) is refused (QUOTA_EXCEEDED) and its open key
         abandoned."""
         check_part_number(part_number)
         check_metadata(metadata or {})
         om = self.om
         with om.lock:
-            parent = om.info_bucket(volume, bucket)
-            opened = om.open_key_record(volume, bucket, key, client_id)
+            parent = om.bucket_info(volume, bucket)
+            opened = om.keys.open_record(volume, bucket, key, client_id)
             name = multipart_key(volume, bucket, key, upload_id)
             data = om.store.get(MULTIPART_INFO_TABLE, name)
             if data is None:  # completed or aborted while the part was written
                 missing = f"no multipart upload {upload_id!r} of {volume}/{bucket}/{key}"
-                om.abandon(opened, client_id, f"part {part_number}: {missing}")
+                om.keys.abandon(opened, client_id, f"part {part_number}: {missing}")
                 raise OMException(OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR, missing)
             upload = om_records.decode_multipart(data)
-            kept = om.written_blocks(opened, blocks, data_size)
+            kept = om.keys.written_blocks(opened, blocks, data_size)
             written = replace(
                 opened,
                 data_size=data_size,
@@ -216,17 +217,17 @@ class MultipartManager:
             older = upload.part(part_number)
             added = written.replicated_bytes - (older.key.replicated_bytes if older is not None else 0)
             try:
-                om.check_quota(parent, added, False)
+                om.keys.check_quota(parent, added, False)
             except OMException as e:
-                om.abandon(
+                om.keys.abandon(
                     opened, client_id, f"part {part_number} of upload {upload_id!r} refused: {e.message}"
                 )
                 raise
             ops: list[Op] = []
-            om.account(parent, added, 0, ops)
-            om.orphan_unused(opened, kept, ops)
+            om.keys.account(parent, added, 0, ops)
+            om.keys.orphan_unused(opened, kept, ops)
             if older is not None:
-                om.orphan(older.key, ops)
+                om.keys.orphan(older.key, ops)
             parts = sorted((*(p for p in upload.parts if p.part_number != part_number), part),
                            key=lambda p: p.part_number)  # fmt: skip
             upload = replace(upload, parts=tuple(parts))
@@ -253,10 +254,10 @@ class MultipartManager:
         lacks it). `customer_key_md5`: the SSE-C key the caller sent (check_customer_key)."""
         om = self.om
         with om.lock:
-            parent = om.info_bucket(volume, bucket)
+            parent = om.bucket_info(volume, bucket)
             upload = self._upload(volume, bucket, key, upload_id)
             check_customer_key(upload, customer_key_md5)
-            old = om.find_key(volume, bucket, key)
+            old = om.keys.find(volume, bucket, key)
             conditions.check(condition, old, key_key(volume, bucket, key))
             where = f"completing {upload_id!r} of {volume}/{bucket}/{key}"
             if not parts:
@@ -302,8 +303,8 @@ class MultipartManager:
             listed = {number for number, _ in parts}
             for part in upload.parts:
                 if part.part_number not in listed:
-                    om.orphan(part.key, ops)
-            record = om.replace_key(parent, record, old, ops, counted=_parts_bytes(upload))
+                    om.keys.orphan(part.key, ops)
+            record = om.keys.write(parent, record, old, ops, counted=_parts_bytes(upload))
             ops.append((MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None))
             om.commit(ops)
         log.debug("completed multipart upload %s: %s/%s/%s, %d bytes", upload_id, volume, bucket, key, size)
@@ -315,8 +316,8 @@ class MultipartManager:
             upload = self._upload(volume, bucket, key, upload_id)
             ops: list[Op] = [(MULTIPART_INFO_TABLE, multipart_key(volume, bucket, key, upload_id), None)]
             for part in upload.parts:
-                om.orphan(part.key, ops)
-            om.account(om.info_bucket(volume, bucket), -_parts_bytes(upload), 0, ops)
+                om.keys.orphan(part.key, ops)
+            om.keys.account(om.bucket_info(volume, bucket), -_parts_bytes(upload), 0, ops)
             om.commit(ops)
         log.debug("aborted multipart upload %s of %s/%s/%s", upload_id, volume, bucket, key)
 
@@ -343,7 +344,7 @@ class MultipartManager:
         """Uploads of keys starting with `prefix`, by key then creation, after (key_marker,
         upload_id_marker) or, without an upload id marker, after every upload of key_marker (S3's rule);
         at most `max_uploads` (0: 1000)."""
-        self.om.info_bucket(volume, bucket)
+        self.om.bucket_info(volume, bucket)
         base = bucket_key(volume, bucket) + "/"
         start = None
         if key_marker:

@@ -11,7 +11,7 @@ delete`, ofs:// deletes and the lifecycle service meet it too. The rules are the
   (`check_write`), and moves them out of the metadata into the fields when the version is committed
   (`stamp`; a write naming none gets the bucket's default retention, until = creation + the period).
 - A version under legal hold or retention in force is not removed by version id (PERMISSION_DENIED, S3's
-  AccessDenied; OzoneManager.delete_key, the lifecycle service through it); a delete without one adds a
+  AccessDenied; KeyManager.delete, the lifecycle service through it); a delete without one adds a
   delete marker and an overwrite a version, as in any versioned bucket: the data stays. A bucket with
   Object Lock stays versioning-Enabled (om/versions.py), so no write or delete ever overwrites a version.
 """
@@ -132,7 +132,7 @@ class ObjectLocks:
             raise _refused(e) from None
         om = self.om
         with om.lock:
-            record = om.info_bucket(volume, bucket)
+            record = om.bucket_info(volume, bucket)
             if record.object_lock is None and record.versioning is not BucketVersioning.ENABLED:
                 raise _refused(ObjectLockError("InvalidBucketState", VERSIONING_REQUIRED))
             record = replace(record, object_lock=config, modification_ms=om.clock.wall_ms())
@@ -171,13 +171,13 @@ class ObjectLocks:
         """The version `version` names ("": the current one), changed in place under the key's lock."""
         om = self.om
         with om.locks.key(key_key(volume, bucket, key)):
-            parent = om.info_bucket(volume, bucket)
+            parent = om.bucket_info(volume, bucket)
             if parent.object_lock is None:
                 raise _refused(ObjectLockError("InvalidRequest", MISSING_CONFIGURATION_ON_OBJECT))
             record = (
                 om.versions.find(volume, bucket, key, version)
                 if version
-                else om.key_record(volume, bucket, key)
+                else om.keys.record(volume, bucket, key)
             )
             if record.delete_marker:
                 raise OMException(
@@ -188,7 +188,7 @@ class ObjectLocks:
                 changed: KeyRecord = change(record)
             except ObjectLockError as e:
                 raise _refused(e) from None
-            current = om.find_key(volume, bucket, key)
+            current = om.keys.find(volume, bucket, key)
             if current is not None and (current.version_seq, current.versioned) == (
                 record.version_seq,
                 record.versioned,

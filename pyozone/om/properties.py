@@ -33,7 +33,7 @@ class PropertyManager:
         _check_change(owner, quota_bytes, quota_namespace)
         om = self.om
         with om.lock:
-            record = om.info_volume(volume)
+            record = om.volume_info(volume)
             record = replace(
                 record,
                 owner=owner or record.owner,
@@ -59,7 +59,7 @@ class PropertyManager:
         _check_change(owner, quota_bytes, quota_namespace)
         om = self.om
         with om.lock:
-            record = om.info_bucket(volume, bucket)
+            record = om.bucket_info(volume, bucket)
             record = replace(
                 record,
                 owner=owner or record.owner,
@@ -124,10 +124,10 @@ class PropertyManager:
     def _read(self, path: ObjectPath) -> VolumeRecord | BucketRecord | KeyRecord:
         om = self.om
         if path.resource is ResourceType.VOLUME:
-            return om.info_volume(path.volume)
+            return om.volume_info(path.volume)
         if path.resource is ResourceType.BUCKET:
-            return om.info_bucket(path.volume, path.bucket)
-        return om.key_record(path.volume, path.bucket, path.key)
+            return om.bucket_info(path.volume, path.bucket)
+        return om.keys.record(path.volume, path.bucket, path.key)
 
 
 def _check_change(owner: str, quota_bytes: int, quota_namespace: int) -> None:

@@ -173,7 +173,7 @@ class OpenKeyCleanupService:
                 if record.creation_ms > deadline:
                     continue
                 ops.append((OPEN_KEY_TABLE, name, None))
-                self.om.orphan(record, ops)
+                self.om.keys.orphan(record, ops)
                 expired += 1
             if ops:
                 self.om.commit(ops)

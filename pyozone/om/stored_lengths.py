@@ -3,8 +3,8 @@ defect 2).
 
 Ozone's OM charges a bucket and its volume with the lengths the client commits: a client that stored 8 MiB
 and declared 1 byte was charged 1 byte. OM bounds each block by what it allocated (its block token's
-maxLength, which datanodes enforce; core.written_blocks refuses a longer commit), and where a space quota is
-in force on the key's bucket or volume it learns what each replicated block holds: the length its
+maxLength, which datanodes enforce; KeyManager.written_blocks refuses a longer commit), and where a space
+quota is in force on the key's bucket or volume it learns what each replicated block holds: the length its
 FinalizeBlock answers (below), or else every replica's committed length (the container protocol's
 GetCommittedBlockLength, with a READ block token OM signs for itself): all blocks and replicas at once, on
 the event loop, within one deadline (`ozone.om.commit.block.length.check.timeout`). Each block is then
@@ -163,7 +163,7 @@ class StoredLengths:
         """Whether a space quota is in force on the bucket or its volume (a missing one: the commit says)."""
         try:
             return bool(
-                self.om.info_bucket(volume, bucket).quota_bytes or self.om.info_volume(volume).quota_bytes
+                self.om.bucket_info(volume, bucket).quota_bytes or self.om.volume_info(volume).quota_bytes
             )
         except OMException:
             return False
@@ -174,9 +174,9 @@ class StoredLengths:
         """The blocks of a commit of an open key (a key or a multipart part) to charge, with the requests
         for their lengths (blocking: OM's executor). A block not allocated to it is left to the commit,
         which refuses it; so is a repeated commit of a session that committed (answered as the first)."""
-        if self.om.committed_session(volume, bucket, key, client_id) is not None:
+        if self.om.keys.committed_session(volume, bucket, key, client_id) is not None:
             return ()
-        opened = self.om.open_key_record(volume, bucket, key, client_id)
+        opened = self.om.keys.open_record(volume, bucket, key, client_id)
         allocated = {b.block_id: b.length for b in opened.blocks}
         config = opened.replication
         asked = config.type is not ReplicationType.EC

@@ -113,7 +113,7 @@ def drop_null(om: OzoneManager, volume: str, bucket: str, key: str, ops: list[Op
     if found is None:
         return None
     forget(found, ops)
-    om.orphan(found, ops)
+    om.keys.orphan(found, ops)
     return found
 
 
@@ -144,7 +144,7 @@ def has_versions(store: OMMetadataStore, volume: str, bucket: str) -> bool:
 
 
 class ObjectVersions:
-    """The version operations beyond a write and a plain delete (which OzoneManager.replace_key and
+    """The version operations beyond a write and a plain delete (which KeyManager.write and
     delete_key carry out): the bucket's state, a version's lookup and removal, and the listing."""
 
     def __init__(self, om: OzoneManager) -> None:
@@ -156,7 +156,7 @@ class ObjectVersions:
             raise OMException(OMResultCode.INVALID_REQUEST, "versioning is Enabled or Suspended")
         om = self.om
         with om.lock:  # exclusive: no key commit rewrites the bucket's record meanwhile
-            record = om.info_bucket(volume, bucket)
+            record = om.bucket_info(volume, bucket)
             if record.object_lock is not None and state is not BucketVersioning.ENABLED:
                 raise OMException(OMResultCode.INVALID_REQUEST, f"InvalidBucketState: {VERSIONING_LOCKED}")
             if record.versioning is not state:
@@ -166,12 +166,12 @@ class ObjectVersions:
     def find(self, volume: str, bucket: str, key: str, version: str) -> KeyRecord:
         """The version `version` names, a delete marker included; NO_SUCH_VERSION if the key has none."""
         seq = seq_of(version)
-        current = self.om.find_key(volume, bucket, key)
+        current = self.om.keys.find(volume, bucket, key)
         if current is not None and is_version(current, seq):
             return current
         found = find_older(self.om.store, volume, bucket, key, seq)
         if found is None:
-            self.om.info_bucket(volume, bucket)
+            self.om.bucket_info(volume, bucket)
             raise OMException(OMResultCode.NO_SUCH_VERSION, f"key {volume}/{bucket}/{key} version {version}")
         return found
 
@@ -180,7 +180,7 @@ class ObjectVersions:
         `version` names, else ("" or none such) the key's newest version, its current one or, when a delete
         marker is latest, that marker; None when the key has no version at all (R32's F1)."""
         om = self.om
-        current = om.find_key(volume, bucket, key)
+        current = om.keys.find(volume, bucket, key)
         if version:
             seq = seq_of(version)
             if current is not None and is_version(current, seq):
@@ -202,7 +202,7 @@ class ObjectVersions:
         om = self.om
         seq = seq_of(version)
         ops: list[Op] = []
-        current = om.find_key(volume, bucket, key)
+        current = om.keys.find(volume, bucket, key)
         if current is not None and is_version(current, seq):
             object_lock.check_delete(current, om.clock.wall_ms(), bypass)
             removed, namespace = current, -1
@@ -212,16 +212,16 @@ class ObjectVersions:
         else:
             found = find_older(om.store, volume, bucket, key, seq)
             if found is None:
-                om.info_bucket(volume, bucket)
+                om.bucket_info(volume, bucket)
                 return DeleteOutcome(version, False)
             object_lock.check_delete(found, om.clock.wall_ms(), bypass)
             removed, namespace = found, -namespace_of(found)
             forget(found, ops)
             if current is None and self._promote(volume, bucket, key, table_key(found), ops):
                 namespace += 1  # only when the marker removed was the latest: the count is unchanged
-        om.orphan(removed, ops)
+        om.keys.orphan(removed, ops)
         with om.locks.usage:
-            om.account(om.info_bucket(volume, bucket), -removed.replicated_bytes, namespace, ops)
+            om.keys.account(om.bucket_info(volume, bucket), -removed.replicated_bytes, namespace, ops)
             om.commit(ops)
         return DeleteOutcome(removed.version_id, removed.delete_marker)
 
@@ -249,7 +249,7 @@ class ObjectVersions:
         to the key's null version now; when it has none the listing starts at the key's newest version,
         repeating what a page listed rather than skipping what it did not."""
         om = self.om
-        om.info_bucket(volume, bucket)
+        om.bucket_info(volume, bucket)
         store = om.store
         after = None
         if key_marker:
@@ -264,7 +264,7 @@ class ObjectVersions:
             om_records.decode_key(v) for _, v in store.scan(KEY_TABLE, key_key(volume, bucket, prefix), low)
         )
         current = ((key_key(volume, bucket, r.key) + order_suffix(r.version_seq), r) for r in keys)
-        resumed = self.om.find_key(volume, bucket, key_marker) if version_marker else None
+        resumed = self.om.keys.find(volume, bucket, key_marker) if version_marker else None
         if resumed is not None and resumed.key.startswith(prefix):
             # a version removed since the last page may have made an older one current, past the marker
             place = key_key(volume, bucket, resumed.key) + order_suffix(resumed.version_seq)
@@ -299,7 +299,7 @@ class ObjectVersions:
         seq = seq_of(version)
         if seq is not None:
             return seq
-        current = self.om.find_key(volume, bucket, key)
+        current = self.om.keys.find(volume, bucket, key)
         if current is not None and not current.versioned:
             return current.version_seq
         found = find_older(self.om.store, volume, bucket, key, None)

@@ -82,16 +82,16 @@ def om_step(om: OzoneManager, bucket: str, f: Op, args: tuple[object, ...]) -> o
     try:
         if f in (Op.CREATE, Op.PUT):
             key, size = args
-            session = om.open_key("vol1", bucket, key, size)  # type: ignore[arg-type]
+            session = om.keys.open("vol1", bucket, key, size)  # type: ignore[arg-type]
             block = KeyBlock(session.key.blocks[0].block_id, 0, size, bcsid=1)  # type: ignore[arg-type]
-            om.commit_key("vol1", bucket, key, session.client_id, size, [block])  # type: ignore[arg-type]
+            om.keys.commit("vol1", bucket, key, session.client_id, size, [block])  # type: ignore[arg-type]
             return None
         if f is Op.GET:
-            return om.key_record("vol1", bucket, args[0]).data_size  # type: ignore[arg-type]
+            return om.keys.record("vol1", bucket, args[0]).data_size  # type: ignore[arg-type]
         if f is Op.DELETE:
-            om.delete_key("vol1", bucket, args[0])  # type: ignore[arg-type]
+            om.keys.delete("vol1", bucket, args[0])  # type: ignore[arg-type]
             return None
-        om.rename_key("vol1", bucket, args[0], args[1])  # type: ignore[arg-type]
+        om.keys.rename("vol1", bucket, args[0], args[1])  # type: ignore[arg-type]
         return None
     except OMException as e:
         assert e.code in (OMResultCode.KEY_NOT_FOUND, OMResultCode.KEY_ALREADY_EXISTS), e
@@ -102,7 +102,7 @@ def om_step(om: OzoneManager, bucket: str, f: Op, args: tuple[object, ...]) -> o
 def om() -> Iterator[OzoneManager]:
     with tempfile.TemporaryDirectory() as tmp:
         om = make_om(Path(tmp), FakeScm())
-        om.create_volume("vol1")
+        om.volumes.create("vol1")
         yield om
         om.store.close()
 
@@ -112,7 +112,7 @@ def test_pyozone_om_answers_as_the_model(
     om: OzoneManager, steps: list[tuple[Op, tuple[object, ...]]]
 ) -> None:
     bucket = f"bkt{next(BUCKETS)}"  # each example on its own empty bucket
-    om.create_bucket("vol1", bucket)
+    om.buckets.create("vol1", bucket)
     state = MODEL.initial(frozenset())
     for f, args in steps:
         state, expected = MODEL.step(state, f, args)

@@ -3,27 +3,27 @@
 Each handler parses its request, runs the core call in the daemon's thread pool (core calls may wait for
 SCM; commitKey, which never does, runs on the loop and saves the pool's two thread hops; openKey runs on
 the loop too and awaits SCM's blocks through a batcher there) and builds the answer once what the call
-wrote or saw is durable (`_run`, `_on_loop`). Messages are built and converted in protocol/om.py (a
-handler reads plain fields of its request, never a copy of it); field-level checks live in the converters;
-every namespace rule in the core.
-With ozone.acl.enabled a handler names the caller and the check the call needs (om/access.py), which runs
-in the same pool job just before the call; with ACLs off the checks return at once.
+wrote or saw is durable (om/server/durability.py `CoreCalls`). Messages are built and converted in
+protocol/om.py (a handler reads plain fields of its request, never a copy of it); field-level checks live
+in the converters; every namespace rule in the core.
+With ozone.acl.enabled a handler names the caller and the check the call needs (om/server/request_checks.py,
+decided by om/access.py), which runs in the same pool job just before the call; with ACLs off the checks
+return at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Executor
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 from pyozone.hdds.om_records import KeyBlock, MultipartUploadRecord
 from pyozone.hdds.s3_versions import DeleteOutcome
-from pyozone.hdds.security.acl import ACLType, Caller, Ownership, ResourceType, add_acl, remove_acl
+from pyozone.hdds.security.acl import ACLType, Caller, Ownership, add_acl, remove_acl
 from pyozone.hdds.security.block_token import AccessMode
 from pyozone.hdds.security.x509 import check_user_name
 from pyozone.om import bucket_documents
@@ -32,19 +32,20 @@ from pyozone.om.block_batcher import LoopBlockBatcher
 from pyozone.om.block_tokens import READ, READ_WRITE, BlockTokenIssuer, token_owner, write_max_length
 from pyozone.om.core import OzoneManager
 from pyozone.om.exceptions import OMException, OMResultCode
-from pyozone.om.key_answers import OpenKeySession
+from pyozone.om.keys import OpenKeySession
 from pyozone.om.lifecycle import S3LifecycleService
 from pyozone.om.multipart import MultipartManager
-from pyozone.om.object_lock import LOCK_METADATA, ObjectLocks
+from pyozone.om.object_lock import ObjectLocks
 from pyozone.om.properties import PropertyManager
 from pyozone.om.replication import block_capacity, replica_bytes
 from pyozone.om.scm import scm_call
-from pyozone.om.server.durability import DurableGate
-from pyozone.om.server.ha import CALL, OmReplication
+from pyozone.om.server.durability import CoreCalls
+from pyozone.om.server.ha import OmReplication
+from pyozone.om.server.request_checks import RequestChecks
 from pyozone.om.server.rpc import RequestObserver, ignore, parse, rpc, rpc_finished
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.protocol import om as wire
-from pyozone.protocol.acl import ObjectPath, acl_from_proto, acls_from_proto
+from pyozone.protocol.acl import acl_from_proto, acls_from_proto
 from pyozone.protocol.common import integer
 from pyozone.rpc import CallContext, Server, ServiceSpec
 
@@ -52,13 +53,8 @@ if TYPE_CHECKING:
     from pyozone.proto import OmClientProtocol_pb2 as pb
 
 Context = CallContext
-T = TypeVar("T")
-LOCK_WHAT = "set an S3 Object Lock retention or legal hold"
-"""What only a bucket's owner or an administrator may (Amazon's s3:PutObjectRetention and
-s3:PutObjectLegalHold)."""
 BUCKET_PROPERTY_WHAT = "change its owner or quotas"
 """What only a bucket's owner or an administrator may (setBucketProperty: R37's F3, F11)."""
-Check = Callable[[], None]
 
 
 class OzoneManagerService:
@@ -95,72 +91,13 @@ class OzoneManagerService:
         self.executor = executor
         self.om_id = om_id
         self.cluster_id = cluster_id
-        self._gate: DurableGate | None = None
-        """Created on the serving loop by the first write."""
+        self.calls = CoreCalls(core, executor)
+        self.checks = RequestChecks(self.access)
         self._loop_blocks: LoopBlockBatcher | None = None
         """openKey's batcher, created on the serving loop by the first openKey."""
         self.ha: OmReplication | None = None
         """With OM HA, every call passes through it (`rpc`): only the leader executes, and a call's
         answer waits for its transactions to commit (om/server/ha.py)."""
-
-    async def _run(
-        self,
-        call: Callable[..., T],
-        *args: object,
-        check: Check | None = None,
-        inline: bool = False,
-        background: bool = False,
-    ) -> T:
-        """The core call in the pool, after `check` (an ACL check reading om.db) in the same job.
-        Everything it could have seen, its own writes and the table cache's, is durable before this
-        returns or raises: a client is answered only then (Ozone's OzoneManagerDoubleBuffer), and never with
-        what a crash could take back (a read waits for the writes it saw, at most a flush in flight),
-        while the pool thread is already free for the next request. With OM HA the call's wrapper waits
-        instead (what it saw is recorded in its `CALL`), once it replicated the call's answer.
-        `background`: the call runs as OM's own services do (no `CALL`: each of its transactions goes to
-        the log as soon as it is written, not held unsealed until the call returns, which would stall every
-        write staged after its first one); it is answered once all it wrote committed all the same."""
-        store = self.core.store
-        epoch = 0
-        ha_call = CALL.get()
-
-        def job() -> T:
-            nonlocal epoch
-            try:
-                if check is not None:
-                    check()
-                return call(*args)
-            finally:
-                epoch = store.epoch
-
-        try:
-            if inline:
-                return job()
-            if ha_call is not None:
-                context = contextvars.copy_context()
-                if background:
-                    context.run(CALL.set, None)
-                return await asyncio.get_running_loop().run_in_executor(self.executor, context.run, job)
-            return await asyncio.get_running_loop().run_in_executor(self.executor, job)
-        finally:
-            if ha_call is not None:
-                ha_call.seen = max(ha_call.seen, epoch)
-            elif epoch:
-                await self._durable().wait(epoch)
-
-    async def _on_loop(self, call: Callable[[], Awaitable[T]]) -> T:
-        """`_run` for a call that runs on the event loop and awaits (openKey: its checks and its record
-        inline, as commitKey's, SCM awaited through LoopBlockBatcher between them): answered once what it
-        wrote or saw is durable."""
-        try:
-            return await call()
-        finally:
-            epoch = self.core.store.epoch
-            ha_call = CALL.get()
-            if ha_call is not None:
-                ha_call.seen = max(ha_call.seen, epoch)
-            elif epoch:
-                await self._durable().wait(epoch)
 
     def _blocks(self) -> LoopBlockBatcher:
         if self._loop_blocks is None:
@@ -173,11 +110,6 @@ class OzoneManagerService:
         most = self.core.settings.list_max_size
         return min(asked or most, most)
 
-    def _durable(self) -> DurableGate:
-        if self._gate is None:
-            self._gate = DurableGate(self.core.store)
-        return self._gate
-
     async def _sign(
         self,
         locations: Iterable[pb.KeyLocation],
@@ -187,7 +119,7 @@ class OzoneManagerService:
     ) -> None:
         """Block tokens for the caller on `locations` (up to `size` bytes, else each one's length)."""
         if self.tokens is not None:
-            await self._run(self.tokens.sign, locations, token_owner(context), modes, size)
+            await self.calls.run(self.tokens.sign, locations, token_owner(context), modes, size)
 
     # ------------------------------------------------------------------ volumes
     @rpc
@@ -199,8 +131,8 @@ class OzoneManagerService:
         caller = self.access.caller(context)
         owner = request.owner or (caller.user if caller else "")
         acls = self.access.defaults(owner) if caller else ()
-        record = await self._run(
-            self.core.create_volume, request.volume, owner, quota, namespace, acls,
+        record = await self.calls.run(
+            self.core.volumes.create, request.volume, owner, quota, namespace, acls,
             check=partial(self.access.admin, caller, "create Ozone volumes"),
         )  # fmt: skip
         return wire.volume_answer("createVolume", record)
@@ -208,7 +140,7 @@ class OzoneManagerService:
     @rpc
     async def infoVolume(self, request: pb.InfoVolumeRequest, context: Context) -> pb.InfoVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.READ, request.volume)
-        record = await self._run(self.core.info_volume, request.volume, check=check)
+        record = await self.calls.run(self.core.volume_info, request.volume, check=check)
         return wire.volume_answer("infoVolume", record)
 
     @rpc
@@ -216,14 +148,14 @@ class OzoneManagerService:
         self, request: pb.DeleteVolumeRequest, context: Context
     ) -> pb.DeleteVolumeResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.DELETE, request.volume)
-        await self._run(self.core.delete_volume, request.volume, check=check)
+        await self.calls.run(self.core.volumes.delete, request.volume, check=check)
         return wire.empty_answer("deleteVolume")
 
     @rpc
     async def listVolumes(self, request: pb.ListVolumesRequest, context: Context) -> pb.ListVolumesResponse:
         visible = self.access.list_volumes(self.access.caller(context))
-        records = await self._run(
-            self.core.list_volumes, request.prefix, request.startKey, self._limit(request.maxKeys), visible
+        records = await self.calls.run(
+            self.core.volumes.list, request.prefix, request.startKey, self._limit(request.maxKeys), visible
         )
         return wire.volumes_answer(records)
 
@@ -243,8 +175,8 @@ class OzoneManagerService:
         if request.ownershipControls:  # kept in the create's step: never a bucket without them
             controls = self.ownership_controls
             documents.append((controls.table, controls.read(request.ownershipControls, request.bucket)))
-        record = await self._run(
-            self.core.create_bucket, request.volume, request.bucket, config, creator,
+        record = await self.calls.run(
+            self.core.buckets.create, request.volume, request.bucket, config, creator,
             request.objectLockEnabled, documents,
             check=partial(self.access.bucket, caller, ACLType.CREATE, request.volume, request.bucket),
         )  # fmt: skip
@@ -280,23 +212,23 @@ class OzoneManagerService:
 
     @rpc
     async def infoBucket(self, request: pb.InfoBucketRequest, context: Context) -> pb.InfoBucketResponse:
-        check = self._bucket_check(context, ACLType.READ, request)
-        record = await self._run(self.core.info_bucket, request.volume, request.bucket, check=check)
+        check = self.checks.bucket(context, ACLType.READ, request)
+        record = await self.calls.run(self.core.bucket_info, request.volume, request.bucket, check=check)
         return wire.bucket_answer("infoBucket", record)
 
     @rpc
     async def deleteBucket(
         self, request: pb.DeleteBucketRequest, context: Context
     ) -> pb.DeleteBucketResponse:
-        check = self._bucket_check(context, ACLType.DELETE, request)
-        await self._run(self.core.delete_bucket, request.volume, request.bucket, check=check)
+        check = self.checks.bucket(context, ACLType.DELETE, request)
+        await self.calls.run(self.core.buckets.delete, request.volume, request.bucket, check=check)
         return wire.empty_answer("deleteBucket")
 
     @rpc
     async def listBuckets(self, request: pb.ListBucketsRequest, context: Context) -> pb.ListBucketsResponse:
         check = partial(self.access.volume, self.access.caller(context), ACLType.LIST, request.volume)
-        records = await self._run(
-            self.core.list_buckets, request.volume, request.prefix, request.startKey,
+        records = await self.calls.run(
+            self.core.buckets.list, request.volume, request.prefix, request.startKey,
             self._limit(request.maxKeys), request.owner, check=check,
         )  # fmt: skip
         return wire.buckets_answer(records)
@@ -310,7 +242,7 @@ class OzoneManagerService:
         creating = partial(
             self.access.key, caller, ACLType.CREATE, request.volume, request.bucket, request.key
         )
-        check = self._locking_write(caller, request, creating)
+        check = self.checks.locking_write(caller, request, creating)
         creator = self._named_acls(self.access.creator(caller), request.acls)
         sse = parse(wire.sse_request_from_proto, request)
         if request.multipartUploadID:
@@ -318,7 +250,7 @@ class OzoneManagerService:
                 raise OMException(OMResultCode.INVALID_REQUEST, "a part takes its upload's encryption")
             if request.acls:
                 raise OMException(OMResultCode.INVALID_REQUEST, "a part takes its upload's ACL")
-            session = await self._run(
+            session = await self.calls.run(
                 self.multipart.open_part, request.volume, request.bucket, request.key,
                 request.multipartUploadID, request.multipartNumber, size, excluded, creator, check=check,
             )  # fmt: skip
@@ -328,7 +260,7 @@ class OzoneManagerService:
 
             async def open_key() -> OpenKeySession:
                 check()
-                plan = self.core.plan_open_key(
+                plan = self.core.keys.plan_open(
                     request.volume, request.bucket, request.key, size, self._requested_replication(request),
                     excluded, metadata, tags, creator, condition, sse,
                 )  # fmt: skip
@@ -336,9 +268,9 @@ class OzoneManagerService:
                     allocated = await self._blocks().allocate_blocks(
                         plan.block_size, plan.config, plan.count, plan.excluded, "om"
                     )
-                return self.core.record_open_key(plan, allocated)
+                return self.core.keys.record_open(plan, allocated)
 
-            session = await self._on_loop(open_key)
+            session = await self.calls.on_loop(open_key)
         answer = wire.open_key_answer(session.key, session.client_id, session.allocated, session.block_length)
         # the most one replica holds of what SCM allocated (a small key's block is its size; an EC group's
         # fullest replica): the datanodes hold a write to it (write_max_length for a full block)
@@ -350,7 +282,7 @@ class OzoneManagerService:
         """openKey's answer (as executed, or its bytes replayed from the retry cache) with its SSE-S3 data
         key unwrapped for the writer: added after the call's Raft entry and retry cache record were made,
         which keep the wrapped key alone (R36 F1)."""
-        return wire.with_data_key(answer, self.core.unwrapped_key)
+        return wire.with_data_key(answer, self.core.data_keys.unwrapped)
 
     def _requested_replication(
         self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
@@ -359,7 +291,7 @@ class OzoneManagerService:
         that uses it); None when it names none (the core takes the bucket's)."""
         if not wire.names_replication(request):
             return None
-        bucket = self.core.info_bucket(request.volume, request.bucket)
+        bucket = self.core.bucket_info(request.volume, request.bucket)
         return parse(wire.requested_replication, request, bucket.replication)
 
     @rpc
@@ -367,10 +299,10 @@ class OzoneManagerService:
         self, request: pb.AllocateBlockRequest, context: Context
     ) -> pb.AllocateBlockResponse:
         excluded = parse(wire.excluded, request)
-        check = self._open_key_check(context, request)
-        block = await self._run(
-            self.core.allocate_block, request.volume, request.bucket, request.key, request.clientID, excluded,
-            check=check,
+        check = self.checks.open_key(context, request)
+        block = await self.calls.run(
+            self.core.keys.allocate_block, request.volume, request.bucket, request.key, request.clientID,
+            excluded, check=check,
         )  # fmt: skip
         capacity = block_capacity(block.pipeline.replication_config, self.core.settings.block_size)
         answer = wire.allocate_block_answer(block, capacity)
@@ -384,10 +316,11 @@ class OzoneManagerService:
         size = parse(integer, request.dataSize, "dataSize")
         stored = await self._stored_lengths(context, request, blocks)
         caller = self.access.caller(context)
-        record = await self._run(
-            self.core.commit_key, request.volume, request.bucket, request.key, request.clientID, size, blocks,
-            dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
-            check=self._locking_write(caller, request, self._open_key_check(context, request)), inline=True,
+        record = await self.calls.run(
+            self.core.keys.commit, request.volume, request.bucket, request.key, request.clientID, size,
+            blocks, dict(request.metadata), wire.key_condition_from_proto(request.condition), stored,
+            check=self.checks.locking_write(caller, request, self.checks.open_key(context, request)),
+            inline=True,
         )  # fmt: skip
         return wire.committed_key_answer(record)
 
@@ -402,30 +335,30 @@ class OzoneManagerService:
         nothing for it (None)."""
         if self.stored is None or not self.stored.needed(request.volume, request.bucket):
             return None
-        plan = await self._run(
+        plan = await self.calls.run(
             self.stored.plan, request.volume, request.bucket, request.key, request.clientID, blocks,
-            check=self._open_key_check(context, request),
+            check=self.checks.open_key(context, request),
         )  # fmt: skip
         return await self.stored.charges(plan)
 
     # ------------------------------------------------------------------ reading and changing keys
     @rpc
     async def lookupKey(self, request: pb.LookupKeyRequest, context: Context) -> pb.LookupKeyResponse:
-        located = await self._run(
-            self.core.lookup_key, request.volume, request.bucket, request.key, request.clientHost,
+        located = await self.calls.run(
+            self.core.keys.lookup, request.volume, request.bucket, request.key, request.clientHost,
             request.forceUpdateContainerCache, request.versionId, request.deleteMarkers,
-            check=self._version_check(context, ACLType.READ, request),
+            check=self.checks.version(context, ACLType.READ, request),
         )  # fmt: skip
         info = wire.located_key_to_proto(located.key, located.where())
-        info.sseDataKey = self.core.data_key(located.key)  # the caller may READ it (the check above)
+        info.sseDataKey = self.core.data_keys.of(located.key)  # the caller may READ it (the check above)
         await self._sign(info.locations, context, READ)
         return wire.lookup_key_answer(info)
 
     @rpc
     async def listKeys(self, request: pb.ListKeysRequest, context: Context) -> pb.ListKeysResponse:
-        records = await self._run(
-            self.core.list_keys, request.volume, request.bucket, request.prefix, request.startKey,
-            self._limit(request.maxKeys), check=self._bucket_check(context, ACLType.LIST, request),
+        records = await self.calls.run(
+            self.core.keys.list, request.volume, request.bucket, request.prefix, request.startKey,
+            self._limit(request.maxKeys), check=self.checks.bucket(context, ACLType.LIST, request),
         )  # fmt: skip
         return wire.keys_answer(records, request.withBlocks)
 
@@ -437,8 +370,8 @@ class OzoneManagerService:
             self.access.key(caller, ACLType.DELETE, request.volume, request.bucket, request.key)
             self.access.key(caller, ACLType.CREATE, request.volume, request.bucket, request.toKey)
 
-        await self._run(
-            self.core.rename_key, request.volume, request.bucket, request.key, request.toKey, check=check
+        await self.calls.run(
+            self.core.keys.rename, request.volume, request.bucket, request.key, request.toKey, check=check
         )
         return wire.empty_answer("renameKey")
 
@@ -459,12 +392,12 @@ class OzoneManagerService:
             bypass = request.bypassGovernanceRetention and self.access.may_bypass_governance(
                 caller, request.volume, request.bucket
             )
-            return self.core.delete_key(
+            return self.core.keys.delete(
                 request.volume, request.bucket, request.key, wire.key_condition_from_proto(request.condition),
                 request.versionId, self.access.creator(caller), bypass,
             )  # fmt: skip
 
-        outcome = await self._run(delete, check=check)
+        outcome = await self.calls.run(delete, check=check)
         return wire.delete_key_answer(outcome)
 
     # ------------------------------------------------------------------ S3 versions
@@ -473,9 +406,9 @@ class OzoneManagerService:
         self, request: pb.SetBucketVersioningRequest, context: Context
     ) -> pb.SetBucketVersioningResponse:
         state = wire.bucket_versioning_from_proto(request)
-        await self._run(
+        await self.calls.run(
             self.core.versions.set_state, request.volume, request.bucket, state,
-            check=self._owner_check(context, request, "change its versioning"),
+            check=self.checks.owner(context, request, "change its versioning"),
         )  # fmt: skip
         return wire.empty_answer("setBucketVersioning")
 
@@ -484,9 +417,9 @@ class OzoneManagerService:
     async def putObjectLockConfiguration(
         self, request: pb.PutObjectLockConfigurationRequest, context: Context
     ) -> pb.PutObjectLockConfigurationResponse:
-        await self._run(
+        await self.calls.run(
             self.object_locks.configure, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its Object Lock configuration"),
+            check=self.checks.owner(context, request, "change its Object Lock configuration"),
         )  # fmt: skip
         return wire.empty_answer("putObjectLockConfiguration")
 
@@ -494,7 +427,7 @@ class OzoneManagerService:
     async def putObjectRetention(
         self, request: pb.PutObjectRetentionRequest, context: Context
     ) -> pb.PutObjectRetentionResponse:
-        """Amazon's s3:PutObjectRetention (_lock_check); the bypass is the bucket owner's or an
+        """Amazon's s3:PutObjectRetention (RequestChecks.lock); the bypass is the bucket owner's or an
         administrator's (Access.may_bypass_governance)."""
         caller = self.access.caller(context)
 
@@ -506,16 +439,16 @@ class OzoneManagerService:
                 request.volume, request.bucket, request.key, request.versionId, request.retention, bypass
             )
 
-        await self._run(change, check=self._lock_check(context, request))
+        await self.calls.run(change, check=self.checks.lock(context, request))
         return wire.empty_answer("putObjectRetention")
 
     @rpc
     async def putObjectLegalHold(
         self, request: pb.PutObjectLegalHoldRequest, context: Context
     ) -> pb.PutObjectLegalHoldResponse:
-        await self._run(
+        await self.calls.run(
             self.object_locks.set_legal_hold, request.volume, request.bucket, request.key, request.versionId,
-            request.legalHold, check=self._lock_check(context, request),
+            request.legalHold, check=self.checks.lock(context, request),
         )  # fmt: skip
         return wire.empty_answer("putObjectLegalHold")
 
@@ -523,10 +456,10 @@ class OzoneManagerService:
     async def listKeyVersions(
         self, request: pb.ListKeyVersionsRequest, context: Context
     ) -> pb.ListKeyVersionsResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.core.versions.list, request.volume, request.bucket, request.prefix, request.keyMarker,
             request.versionIdMarker, self._limit(request.maxKeys),
-            check=self._bucket_check(context, ACLType.LIST, request),
+            check=self.checks.bucket(context, ACLType.LIST, request),
         )  # fmt: skip
         return wire.key_versions_answer(found)
 
@@ -534,9 +467,9 @@ class OzoneManagerService:
     async def putObjectTagging(
         self, request: pb.PutObjectTaggingRequest, context: Context
     ) -> pb.PutObjectTaggingResponse:
-        await self._run(
-            self.core.set_key_tags, request.volume, request.bucket, request.key, dict(request.tags),
-            check=self._key_check(context, ACLType.WRITE, request),
+        await self.calls.run(
+            self.core.keys.set_tags, request.volume, request.bucket, request.key, dict(request.tags),
+            check=self.checks.key(context, ACLType.WRITE, request),
         )  # fmt: skip
         return wire.empty_answer("putObjectTagging")
 
@@ -545,9 +478,9 @@ class OzoneManagerService:
     async def putBucketEncryption(
         self, request: pb.PutBucketEncryptionRequest, context: Context
     ) -> pb.PutBucketEncryptionResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_encryption.put, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its default encryption"),
+            check=self.checks.owner(context, request, "change its default encryption"),
         )  # fmt: skip
         return wire.empty_answer("putBucketEncryption")
 
@@ -555,9 +488,9 @@ class OzoneManagerService:
     async def getBucketEncryption(
         self, request: pb.GetBucketEncryptionRequest, context: Context
     ) -> pb.GetBucketEncryptionResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.bucket_encryption.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its default encryption"),
+            check=self.checks.owner(context, request, "read its default encryption"),
         )  # fmt: skip
         return wire.bucket_encryption_answer(found)
 
@@ -565,9 +498,9 @@ class OzoneManagerService:
     async def deleteBucketEncryption(
         self, request: pb.DeleteBucketEncryptionRequest, context: Context
     ) -> pb.DeleteBucketEncryptionResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_encryption.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its default encryption"),
+            check=self.checks.owner(context, request, "delete its default encryption"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketEncryption")
 
@@ -576,9 +509,9 @@ class OzoneManagerService:
     async def putBucketCors(
         self, request: pb.PutBucketCorsRequest, context: Context
     ) -> pb.PutBucketCorsResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_cors.put, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its CORS configuration"),
+            check=self.checks.owner(context, request, "change its CORS configuration"),
         )  # fmt: skip
         return wire.empty_answer("putBucketCors")
 
@@ -586,9 +519,9 @@ class OzoneManagerService:
     async def getBucketCors(
         self, request: pb.GetBucketCorsRequest, context: Context
     ) -> pb.GetBucketCorsResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.bucket_cors.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its CORS configuration"),
+            check=self.checks.owner(context, request, "read its CORS configuration"),
         )  # fmt: skip
         return wire.bucket_cors_answer(found)
 
@@ -596,9 +529,9 @@ class OzoneManagerService:
     async def deleteBucketCors(
         self, request: pb.DeleteBucketCorsRequest, context: Context
     ) -> pb.DeleteBucketCorsResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_cors.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its CORS configuration"),
+            check=self.checks.owner(context, request, "delete its CORS configuration"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketCors")
 
@@ -607,9 +540,9 @@ class OzoneManagerService:
     async def putBucketLifecycle(
         self, request: pb.PutBucketLifecycleRequest, context: Context
     ) -> pb.PutBucketLifecycleResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_lifecycle.put, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its lifecycle configuration"),
+            check=self.checks.owner(context, request, "change its lifecycle configuration"),
         )  # fmt: skip
         return wire.empty_answer("putBucketLifecycle")
 
@@ -617,9 +550,9 @@ class OzoneManagerService:
     async def getBucketLifecycle(
         self, request: pb.GetBucketLifecycleRequest, context: Context
     ) -> pb.GetBucketLifecycleResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.bucket_lifecycle.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its lifecycle configuration"),
+            check=self.checks.owner(context, request, "read its lifecycle configuration"),
         )  # fmt: skip
         return wire.bucket_lifecycle_answer(found)
 
@@ -627,9 +560,9 @@ class OzoneManagerService:
     async def deleteBucketLifecycle(
         self, request: pb.DeleteBucketLifecycleRequest, context: Context
     ) -> pb.DeleteBucketLifecycleResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_lifecycle.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its lifecycle configuration"),
+            check=self.checks.owner(context, request, "delete its lifecycle configuration"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketLifecycle")
 
@@ -652,7 +585,7 @@ class OzoneManagerService:
                     "ozone.om.s3.lifecycle.time.override.enabled is false (tests and rehearsals only)",
                 )
 
-        run = await self._run(self.lifecycle.run_once, request.nowMs, check=check, background=True)
+        run = await self.calls.run(self.lifecycle.run_once, request.nowMs, check=check, background=True)
         return wire.lifecycle_run_answer(run)
 
     @rpc
@@ -679,9 +612,9 @@ class OzoneManagerService:
     async def putBucketPolicy(
         self, request: pb.PutBucketPolicyRequest, context: Context
     ) -> pb.PutBucketPolicyResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_policy.put, request.volume, request.bucket, request.policy,
-            check=self._owner_check(context, request, "change its policy"),
+            check=self.checks.owner(context, request, "change its policy"),
         )  # fmt: skip
         return wire.empty_answer("putBucketPolicy")
 
@@ -689,9 +622,9 @@ class OzoneManagerService:
     async def getBucketPolicy(
         self, request: pb.GetBucketPolicyRequest, context: Context
     ) -> pb.GetBucketPolicyResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.bucket_policy.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its policy"),
+            check=self.checks.owner(context, request, "read its policy"),
         )  # fmt: skip
         return wire.bucket_policy_answer(found)
 
@@ -699,9 +632,9 @@ class OzoneManagerService:
     async def deleteBucketPolicy(
         self, request: pb.DeleteBucketPolicyRequest, context: Context
     ) -> pb.DeleteBucketPolicyResponse:
-        await self._run(
+        await self.calls.run(
             self.bucket_policy.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its policy"),
+            check=self.checks.owner(context, request, "delete its policy"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPolicy")
 
@@ -709,9 +642,9 @@ class OzoneManagerService:
     async def putBucketPublicAccessBlock(
         self, request: pb.PutBucketPublicAccessBlockRequest, context: Context
     ) -> pb.PutBucketPublicAccessBlockResponse:
-        await self._run(
+        await self.calls.run(
             self.public_access_block.put, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its PublicAccessBlock"),
+            check=self.checks.owner(context, request, "change its PublicAccessBlock"),
         )  # fmt: skip
         return wire.empty_answer("putBucketPublicAccessBlock")
 
@@ -719,9 +652,9 @@ class OzoneManagerService:
     async def getBucketPublicAccessBlock(
         self, request: pb.GetBucketPublicAccessBlockRequest, context: Context
     ) -> pb.GetBucketPublicAccessBlockResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.public_access_block.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its PublicAccessBlock"),
+            check=self.checks.owner(context, request, "read its PublicAccessBlock"),
         )  # fmt: skip
         return wire.bucket_public_access_block_answer(found)
 
@@ -729,9 +662,9 @@ class OzoneManagerService:
     async def deleteBucketPublicAccessBlock(
         self, request: pb.DeleteBucketPublicAccessBlockRequest, context: Context
     ) -> pb.DeleteBucketPublicAccessBlockResponse:
-        await self._run(
+        await self.calls.run(
             self.public_access_block.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its PublicAccessBlock"),
+            check=self.checks.owner(context, request, "delete its PublicAccessBlock"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketPublicAccessBlock")
 
@@ -739,9 +672,9 @@ class OzoneManagerService:
     async def putBucketOwnershipControls(
         self, request: pb.PutBucketOwnershipControlsRequest, context: Context
     ) -> pb.PutBucketOwnershipControlsResponse:
-        await self._run(
+        await self.calls.run(
             self.ownership_controls.put, request.volume, request.bucket, request.configuration,
-            check=self._owner_check(context, request, "change its ownership controls"),
+            check=self.checks.owner(context, request, "change its ownership controls"),
         )  # fmt: skip
         return wire.empty_answer("putBucketOwnershipControls")
 
@@ -749,9 +682,9 @@ class OzoneManagerService:
     async def getBucketOwnershipControls(
         self, request: pb.GetBucketOwnershipControlsRequest, context: Context
     ) -> pb.GetBucketOwnershipControlsResponse:
-        found = await self._run(
+        found = await self.calls.run(
             self.ownership_controls.get, request.volume, request.bucket,
-            check=self._owner_check(context, request, "read its ownership controls"),
+            check=self.checks.owner(context, request, "read its ownership controls"),
         )  # fmt: skip
         return wire.bucket_ownership_controls_answer(found)
 
@@ -759,9 +692,9 @@ class OzoneManagerService:
     async def deleteBucketOwnershipControls(
         self, request: pb.DeleteBucketOwnershipControlsRequest, context: Context
     ) -> pb.DeleteBucketOwnershipControlsResponse:
-        await self._run(
+        await self.calls.run(
             self.ownership_controls.delete, request.volume, request.bucket,
-            check=self._owner_check(context, request, "delete its ownership controls"),
+            check=self.checks.owner(context, request, "delete its ownership controls"),
         )  # fmt: skip
         return wire.empty_answer("deleteBucketOwnershipControls")
 
@@ -769,7 +702,7 @@ class OzoneManagerService:
     @rpc
     async def getS3Secret(self, request: pb.GetS3SecretRequest, context: Context) -> pb.GetS3SecretResponse:
         check = partial(self.access.s3_secret, self.access.caller(context), request.kerberosID)
-        found = await self._run(
+        found = await self.calls.run(
             self.core.s3_secrets.get, request.kerberosID, request.createIfNotExist, check=check
         )
         return wire.s3_secret_answer(found.access_id, found.secret)
@@ -779,14 +712,14 @@ class OzoneManagerService:
         self, request: pb.RevokeS3SecretRequest, context: Context
     ) -> pb.RevokeS3SecretResponse:
         check = partial(self.access.s3_secret, self.access.caller(context), request.kerberosID)
-        await self._run(self.core.s3_secrets.revoke, request.kerberosID, check=check)
+        await self.calls.run(self.core.s3_secrets.revoke, request.kerberosID, check=check)
         return wire.empty_answer("revokeS3Secret")
 
     @rpc
     async def getS3SigningKey(
         self, request: pb.GetS3SigningKeyRequest, context: Context
     ) -> pb.GetS3SigningKeyResponse:
-        key = await self._run(
+        key = await self.calls.run(
             self.core.s3_secrets.signing_key, request.accessId, request.date, request.region, request.service,
             check=partial(self.access.admin, self.access.caller(context), "derive S3 signing keys"),
         )  # fmt: skip
@@ -803,13 +736,13 @@ class OzoneManagerService:
         sse = parse(wire.sse_request_from_proto, request)
 
         def initiate() -> MultipartUploadRecord:  # one pool job, as openKey's
-            self._lock_setter(caller, request)
+            self.checks.lock_setter(caller, request)
             config = self._requested_replication(request)
             return self.multipart.initiate(
                 request.volume, request.bucket, request.key, config, metadata, tags, creator, sse
             )
 
-        upload = await self._run(initiate, check=self._key_check(context, ACLType.CREATE, request))
+        upload = await self.calls.run(initiate, check=self.checks.key(context, ACLType.CREATE, request))
         return wire.initiated_answer(upload.upload_id, upload.encryption)
 
     @rpc
@@ -819,10 +752,10 @@ class OzoneManagerService:
         blocks = parse(wire.commit_blocks, request)
         size = parse(integer, request.dataSize, "dataSize")
         stored = await self._stored_lengths(context, request, blocks)
-        part = await self._run(
+        part = await self.calls.run(
             self.multipart.commit_part, request.volume, request.bucket, request.key, request.clientID,
             request.multipartUploadID, request.multipartNumber, size, blocks, dict(request.metadata), stored,
-            check=self._open_key_check(context, request),
+            check=self.checks.open_key(context, request),
         )  # fmt: skip
         return wire.part_committed_answer(part)
 
@@ -831,12 +764,12 @@ class OzoneManagerService:
         self, request: pb.CompleteMultipartUploadRequest, context: Context
     ) -> pb.CompleteMultipartUploadResponse:
         parts = [(p.partNumber, p.partName) for p in request.parts]
-        record = await self._run(
+        record = await self.calls.run(
             self.multipart.complete, request.volume, request.bucket, request.key, request.uploadID, parts,
             dict(request.metadata), wire.key_condition_from_proto(request.condition),
             request.partChecksumName, request.sseCustomerKeyMD5,
-            check=self._locking_write(
-                self.access.caller(context), request, self._key_check(context, ACLType.WRITE, request)
+            check=self.checks.locking_write(
+                self.access.caller(context), request, self.checks.key(context, ACLType.WRITE, request)
             ),
         )  # fmt: skip
         return wire.completed_key_answer(record)
@@ -845,18 +778,18 @@ class OzoneManagerService:
     async def abortMultipartUpload(
         self, request: pb.AbortMultipartUploadRequest, context: Context
     ) -> pb.AbortMultipartUploadResponse:
-        await self._run(  # Ozone's S3MultipartUploadAbortRequest: WRITE on the key (so on its bucket)
+        await self.calls.run(  # Ozone's S3MultipartUploadAbortRequest: WRITE on the key (so on its bucket)
             self.multipart.abort, request.volume, request.bucket, request.key, request.uploadID,
-            check=self._key_check(context, ACLType.WRITE, request),
+            check=self.checks.key(context, ACLType.WRITE, request),
         )  # fmt: skip
         return wire.empty_answer("abortMultipartUpload")
 
     @rpc
     async def listParts(self, request: pb.ListPartsRequest, context: Context) -> pb.ListPartsResponse:
-        page = await self._run(
+        page = await self.calls.run(
             self.multipart.list_parts, request.volume, request.bucket, request.key, request.uploadID,
             request.partNumberMarker, self._limit(request.maxParts),
-            check=self._key_check(context, ACLType.READ, request),
+            check=self.checks.key(context, ACLType.READ, request),
         )  # fmt: skip
         return wire.parts_answer(page.parts, page.next_marker, page.truncated, page.upload)
 
@@ -864,10 +797,10 @@ class OzoneManagerService:
     async def listMultipartUploads(
         self, request: pb.ListMultipartUploadsRequest, context: Context
     ) -> pb.ListMultipartUploadsResponse:
-        uploads = await self._run(
+        uploads = await self.calls.run(
             self.multipart.list_uploads, request.volume, request.bucket, request.prefix, request.keyMarker,
             request.uploadIdMarker, self._limit(request.maxUploads),
-            check=self._bucket_check(context, ACLType.LIST, request),
+            check=self.checks.bucket(context, ACLType.LIST, request),
         )  # fmt: skip
         return wire.uploads_answer(uploads)
 
@@ -879,7 +812,7 @@ class OzoneManagerService:
             with scm_call("asking SCM for its state", OMResultCode.SCM_UNAVAILABLE):
                 return self.core.scm.scm_info().in_safe_mode
 
-        in_safe_mode = await self._run(ask)
+        in_safe_mode = await self.calls.run(ask)
         return wire.service_info_answer(self.cluster_id, self.om_id, in_safe_mode)
 
     # ------------------------------------------------------------------ owners, quotas and ACLs
@@ -895,7 +828,7 @@ class OzoneManagerService:
             if request.quotaInBytes or request.quotaInNamespace or not request.ownerName:
                 self.access.volume(caller, ACLType.WRITE, request.volumeName)
 
-        record = await self._run(
+        record = await self.calls.run(
             self.properties.set_volume, request.volumeName, request.ownerName, request.quotaInBytes,
             request.quotaInNamespace, check=check,
         )  # fmt: skip
@@ -917,7 +850,7 @@ class OzoneManagerService:
             else:
                 self.access.bucket(caller, ACLType.WRITE, args.volumeName, args.bucketName)
 
-        record = await self._run(
+        record = await self.calls.run(
             self.properties.set_bucket, args.volumeName, args.bucketName, args.ownerName, args.quotaInBytes,
             args.quotaInNamespace, check=check,
         )  # fmt: skip
@@ -927,9 +860,9 @@ class OzoneManagerService:
     async def addAcl(self, request: pb.AddAclRequest, context: Context) -> pb.AddAclResponse:
         path = parse(wire.acl_object, request)
         acl = parse(acl_from_proto, request.acl, "acl")
-        changed = await self._run(
+        changed = await self.calls.run(
             self.properties.change_acls, path, lambda acls: add_acl(acls, acl),
-            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+            check=self.checks.acl(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
         return wire.acl_changed_answer("addAcl", changed)
 
@@ -937,9 +870,9 @@ class OzoneManagerService:
     async def removeAcl(self, request: pb.RemoveAclRequest, context: Context) -> pb.RemoveAclResponse:
         path = parse(wire.acl_object, request)
         acl = parse(acl_from_proto, request.acl, "acl")
-        changed = await self._run(
+        changed = await self.calls.run(
             self.properties.change_acls, path, lambda acls: remove_acl(acls, acl),
-            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+            check=self.checks.acl(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
         return wire.acl_changed_answer("removeAcl", changed)
 
@@ -947,92 +880,19 @@ class OzoneManagerService:
     async def setAcl(self, request: pb.SetAclRequest, context: Context) -> pb.SetAclResponse:
         path = parse(wire.acl_object, request)
         acls = parse(acls_from_proto, request.acl, "acl")
-        changed = await self._run(
+        changed = await self.calls.run(
             self.properties.change_acls, path, lambda _: acls,
-            check=self._acl_check(context, ACLType.WRITE_ACL, path),
+            check=self.checks.acl(context, ACLType.WRITE_ACL, path),
         )  # fmt: skip
         return wire.acl_changed_answer("setAcl", changed)
 
     @rpc
     async def getAcl(self, request: pb.GetAclRequest, context: Context) -> pb.GetAclResponse:
         path = parse(wire.acl_object, request)
-        acls = await self._run(
-            self.properties.get_acls, path, check=self._acl_check(context, ACLType.READ_ACL, path)
+        acls = await self.calls.run(
+            self.properties.get_acls, path, check=self.checks.acl(context, ACLType.READ_ACL, path)
         )
         return wire.acls_answer(acls)
-
-    # ------------------------------------------------------------------ checks
-    def _bucket_check(self, context: Context, right: ACLType, request: _BucketRequest) -> Check:
-        caller = self.access.caller(context)
-        return partial(self.access.bucket, caller, right, request.volume, request.bucket)
-
-    def _owner_check(self, context: Context, request: _OwnerRequest, what: str) -> Check:
-        caller = self.access.caller(context)
-        return partial(self.access.bucket_owner, caller, request.volume, request.bucket, what)
-
-    def _key_check(self, context: Context, right: ACLType, request: _KeyRequest) -> Check:
-        caller = self.access.caller(context)
-        return partial(self.access.key, caller, right, request.volume, request.bucket, request.key)
-
-    def _version_check(self, context: Context, right: ACLType, request: pb.LookupKeyRequest) -> Check:
-        caller = self.access.caller(context)
-        return partial(
-            self.access.key_version,
-            caller,
-            right,
-            request.volume,
-            request.bucket,
-            request.key,
-            request.versionId,
-        )
-
-    def _lock_check(
-        self, context: Context, request: pb.PutObjectRetentionRequest | pb.PutObjectLegalHoldRequest
-    ) -> Check:
-        """PutObjectRetention, PutObjectLegalHold: WRITE on the version the request names, decided by that
-        version's owner and ACLs (Access.key_version; R35's F1: not the current version's), and Amazon's
-        s3:PutObjectRetention / s3:PutObjectLegalHold, which no ACL grants: the bucket's owner or an
-        administrator (the gateway acts as the owner for whom its policy allows them; R35's F3)."""
-        caller = self.access.caller(context)
-
-        def check() -> None:
-            v, b = request.volume, request.bucket
-            self.access.key_version(caller, ACLType.WRITE, v, b, request.key, request.versionId)
-            self.access.bucket_owner(caller, v, b, LOCK_WHAT)
-
-        return check
-
-    def _locking_write(self, caller: Caller | None, request: _WriteRequest, check: Check) -> Check:
-        """A write whose metadata names a retention or legal hold (om/object_lock.LOCK_METADATA) needs what
-        PutObjectRetention / PutObjectLegalHold need besides its own right (R35's F3: WRITE alone must not
-        plant COMPLIANCE retention nobody can remove); any other write `check` alone."""
-        if caller is None or not any(name in request.metadata for name in LOCK_METADATA):
-            return check
-
-        def both() -> None:
-            check()
-            self._lock_setter(caller, request)
-
-        return both
-
-    def _lock_setter(self, caller: Caller | None, request: _WriteRequest) -> None:
-        """PERMISSION_DENIED unless a write naming a lock is the bucket's owner's or an administrator's."""
-        if any(name in request.metadata for name in LOCK_METADATA):
-            self.access.bucket_owner(caller, request.volume, request.bucket, LOCK_WHAT)
-
-    def _open_key_check(self, context: Context, request: _OpenKeyRequest) -> Check:
-        caller = self.access.caller(context)
-        return partial(
-            self.access.open_key, caller, request.volume, request.bucket, request.key, request.clientID
-        )
-
-    def _acl_check(self, context: Context, right: ACLType, path: ObjectPath) -> Check:
-        caller = self.access.caller(context)
-        if path.resource is ResourceType.VOLUME:
-            return partial(self.access.volume, caller, right, path.volume)
-        if path.resource is ResourceType.BUCKET:
-            return partial(self.access.bucket, caller, right, path.volume, path.bucket)
-        return partial(self.access.key, caller, right, path.volume, path.bucket, path.key)
 
     # ------------------------------------------------------------------ the RPC floor
     @rpc
@@ -1041,34 +901,6 @@ class OzoneManagerService:
         its rate is what OM's RPC layer costs per call and nothing more."""
         size = parse(integer, request.payloadSizeResp, "payloadSizeResp", 0, MAX_ECHO_PAYLOAD_BYTES)
         return wire.echo_answer(size)
-
-
-if TYPE_CHECKING:
-    _BucketRequest = (
-        pb.InfoBucketRequest | pb.DeleteBucketRequest | pb.ListKeysRequest | pb.ListMultipartUploadsRequest
-        | pb.ListKeyVersionsRequest
-    )  # fmt: skip
-    _KeyRequest = (
-        pb.LookupKeyRequest | pb.DeleteKeyRequest | pb.PutObjectTaggingRequest
-        | pb.CompleteMultipartUploadRequest | pb.AbortMultipartUploadRequest | pb.ListPartsRequest
-        | pb.InitiateMultipartUploadRequest
-    )  # fmt: skip
-    _OwnerRequest = (
-        pb.PutBucketCorsRequest | pb.GetBucketCorsRequest | pb.DeleteBucketCorsRequest
-        | pb.SetBucketVersioningRequest | pb.PutBucketLifecycleRequest | pb.GetBucketLifecycleRequest
-        | pb.DeleteBucketLifecycleRequest
-        | pb.PutBucketPolicyRequest | pb.GetBucketPolicyRequest | pb.DeleteBucketPolicyRequest
-        | pb.PutBucketPublicAccessBlockRequest | pb.GetBucketPublicAccessBlockRequest
-        | pb.DeleteBucketPublicAccessBlockRequest | pb.PutObjectLockConfigurationRequest
-        | pb.PutBucketEncryptionRequest | pb.GetBucketEncryptionRequest | pb.DeleteBucketEncryptionRequest
-        | pb.PutBucketOwnershipControlsRequest | pb.GetBucketOwnershipControlsRequest
-        | pb.DeleteBucketOwnershipControlsRequest
-    )  # fmt: skip
-    _OpenKeyRequest = pb.AllocateBlockRequest | pb.CommitKeyRequest | pb.CommitMultipartUploadPartRequest
-    _WriteRequest = (
-        pb.OpenKeyRequest | pb.CommitKeyRequest | pb.InitiateMultipartUploadRequest
-        | pb.CompleteMultipartUploadRequest
-    )  # fmt: skip
 
 
 def add_om_service(server: Server, service: OzoneManagerService) -> None:

@@ -126,8 +126,8 @@ def test_ec_buckets_and_keys_in_the_shell(sh: Callable[..., Result], om: OmDaemo
     ]
     assert om.core is not None  # a key of its own config in a RATIS bucket, and one taking its bucket's
     for bucket, key, config in (("one", "ec-key", RS_3_2), ("ec3", "inherits", None)):
-        session = om.core.open_key("vol", bucket, key, 0, config)
-        om.core.commit_key("vol", bucket, key, session.client_id, 0, [])
+        session = om.core.keys.open("vol", bucket, key, 0, config)
+        om.core.keys.commit("vol", bucket, key, session.client_id, 0, [])
     keys = json.loads(sh("key", "list", "/vol/one").out)
     assert [(k["name"], k["replicationConfig"]) for k in keys] == [("ec-key", replication_dict(RS_3_2))]
     key = json.loads(sh("key", "info", "/vol/ec3/inherits").out)

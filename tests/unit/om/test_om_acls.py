@@ -258,8 +258,8 @@ def test_over_tls_only_om_and_the_gateway_are_services(tmp_path: Path) -> None:
     core = make_om(tmp_path)
     settings = AccessSettings(True, True, Administrators(frozenset({"root"}), frozenset()))
     access = Access(core, settings)
-    core.create_volume("vol", "carol", acls=access.defaults("carol"))
-    core.create_bucket("vol", "buck", creator=Ownership("carol", access.defaults("carol")))
+    core.volumes.create("vol", "carol", acls=access.defaults("carol"))
+    core.buckets.create("vol", "buck", creator=Ownership("carol", access.defaults("carol")))
     for name in ("dn@10.0.0.1", "scm@10.0.0.2", "join@10.0.0.3"):
         caller = access.caller(TlsContext(name, "root"))
         assert caller == Caller("dr.who"), name

@@ -37,8 +37,8 @@ BIG = config(rules=55, origin_chars=1000)
 @pytest.fixture
 def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketDocuments]:
     manager = make_om(tmp_path, FakeScm())
-    manager.create_volume("vol")
-    manager.create_bucket("vol", "bkt")
+    manager.volumes.create("vol")
+    manager.buckets.create("vol", "bkt")
     return manager, bucket_documents.cors(manager)
 
 
@@ -100,10 +100,10 @@ def test_the_bucket_s_record_does_not_carry_the_configuration(
     """R26 D1, D3: the record a listing answers and a key commit rewrites is the same with or without."""
     manager, cors = cluster
     before = manager.store.get(BUCKET_TABLE, bucket_key("vol", "bkt"))
-    listed_before = wire.buckets_answer(manager.list_buckets("vol")).ByteSize()
+    listed_before = wire.buckets_answer(manager.buckets.list("vol")).ByteSize()
     cors.put("vol", "bkt", BIG)
     assert manager.store.get(BUCKET_TABLE, bucket_key("vol", "bkt")) == before
-    assert wire.buckets_answer(manager.list_buckets("vol")).ByteSize() == listed_before
+    assert wire.buckets_answer(manager.buckets.list("vol")).ByteSize() == listed_before
 
     written: list[Op] = []
     write = manager.store.write
@@ -113,9 +113,9 @@ def test_the_bucket_s_record_does_not_carry_the_configuration(
         write(ops)
 
     manager.store.write = recording  # type: ignore[method-assign]
-    session = manager.open_key("vol", "bkt", "k", 10)
+    session = manager.keys.open("vol", "bkt", "k", 10)
     block = session.key.blocks[0].block_id
-    manager.commit_key("vol", "bkt", "k", session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)])
+    manager.keys.commit("vol", "bkt", "k", session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)])
     assert written and all(table != S3_BUCKET_CORS_TABLE for table, _, _ in written)
     assert sum(len(value or b"") for _, _, value in written) < 4096
 
@@ -123,9 +123,9 @@ def test_the_bucket_s_record_does_not_carry_the_configuration(
 def test_the_configuration_goes_with_its_bucket(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
     manager, cors = cluster
     cors.put("vol", "bkt", config())
-    manager.delete_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
     assert manager.store.get(S3_BUCKET_CORS_TABLE, bucket_key("vol", "bkt")) is None
-    manager.create_bucket("vol", "bkt")
+    manager.buckets.create("vol", "bkt")
     assert cors.get("vol", "bkt") is None
 
 
@@ -142,7 +142,7 @@ def test_deleting_a_bucket_without_a_configuration_leaves_the_table_alone(
         commit(ops)
 
     monkeypatch.setattr(manager, "commit", recording)
-    manager.delete_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
     assert S3_BUCKET_CORS_TABLE not in tables and BUCKET_TABLE in tables
 
 

@@ -25,8 +25,8 @@ from tests.unit.om.test_om_server import run, running
 @pytest.fixture
 def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketDocuments]:
     manager = make_om(tmp_path, FakeScm())
-    manager.create_volume("vol")
-    manager.create_bucket("vol", "bkt")
+    manager.volumes.create("vol")
+    manager.buckets.create("vol", "bkt")
     return manager, bucket_documents.ownership_controls(manager)
 
 
@@ -57,9 +57,9 @@ def test_om_keeps_no_document_s3_refuses(cluster: tuple[OzoneManager, BucketDocu
 def test_the_controls_go_with_their_bucket(cluster: tuple[OzoneManager, BucketDocuments]) -> None:
     manager, controls = cluster
     controls.put("vol", "bkt", document(ObjectOwnership.BUCKET_OWNER_ENFORCED))
-    manager.delete_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
     assert manager.store.get(S3_BUCKET_OWNERSHIP_CONTROLS_TABLE, bucket_key("vol", "bkt")) is None
-    manager.create_bucket("vol", "bkt")
+    manager.buckets.create("vol", "bkt")
     assert controls.get("vol", "bkt") is None
 
 
@@ -98,7 +98,7 @@ def test_bucket_owner_enforced_is_refused_under_oms_lock_while_the_acl_grants_ot
     """The gateway's look at the bucket ACL and its write were two calls: a PutBucketAcl between them left
     BucketOwnerEnforced over a shared ACL (the session's reread). OM judges it in the step that keeps it."""
     manager, controls = cluster
-    record = manager.info_bucket("vol", "bkt")
+    record = manager.bucket_info("vol", "bkt")
     shared = replace(record, owner="alice", acls=(OzoneAcl.parse("user:alice:a"), OzoneAcl.parse("world::r")))
     manager.commit([(BUCKET_TABLE, bucket_key("vol", "bkt"), om_records.encode_bucket(shared))])
     with pytest.raises(OMException) as error:

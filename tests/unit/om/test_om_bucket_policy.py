@@ -29,8 +29,8 @@ def policy(bucket: str = "bkt") -> bytes:
 @pytest.fixture
 def cluster(tmp_path: Path) -> tuple[OzoneManager, BucketPolicies]:
     manager = make_om(tmp_path, FakeScm())
-    manager.create_volume("vol")
-    manager.create_bucket("vol", "bkt")
+    manager.volumes.create("vol")
+    manager.buckets.create("vol", "bkt")
     return manager, BucketPolicies(manager)
 
 
@@ -73,9 +73,9 @@ def test_the_policy_goes_with_its_bucket_and_only_if_it_has_one(
 ) -> None:
     manager, policies = cluster
     policies.put("vol", "bkt", policy())
-    manager.delete_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
     assert manager.store.get(S3_BUCKET_POLICY_TABLE, bucket_key("vol", "bkt")) is None
-    manager.create_bucket("vol", "bkt")
+    manager.buckets.create("vol", "bkt")
     assert policies.get("vol", "bkt") is None
     tables: list[str] = []
     commit = manager.commit
@@ -85,7 +85,7 @@ def test_the_policy_goes_with_its_bucket_and_only_if_it_has_one(
         commit(ops)
 
     monkeypatch.setattr(manager, "commit", recording)
-    manager.delete_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
     assert S3_BUCKET_POLICY_TABLE not in tables and BUCKET_TABLE in tables
 
 
@@ -155,7 +155,7 @@ def test_a_public_access_block_is_kept_refuses_public_policies_and_goes_with_its
     blocks.delete("vol", "bkt")
     policies.put("vol", "bkt", policy())
     blocks.put("vol", "bkt", BLOCK_POLICY)
-    manager.delete_bucket("vol", "bkt")
-    manager.create_bucket("vol", "bkt")
+    manager.buckets.delete("vol", "bkt")
+    manager.buckets.create("vol", "bkt")
     assert blocks.get("vol", "bkt") is None
     assert policies.get("vol", "bkt") is None

@@ -16,9 +16,9 @@ THREADS, KEYS = 8, 400
 
 
 def put(om: OzoneManager, name: str, size: int) -> int:
-    session = om.open_key("vol1", "bkt1", name, size)
+    session = om.keys.open("vol1", "bkt1", name, size)
     block = session.key.blocks[0]
-    om.commit_key("vol1", "bkt1", name, session.client_id, size, [KeyBlock(block.block_id, 0, size)])
+    om.keys.commit("vol1", "bkt1", name, session.client_id, size, [KeyBlock(block.block_id, 0, size)])
     return session.key.object_id
 
 
@@ -29,17 +29,17 @@ def all_ids(om: OzoneManager) -> list[int]:
 
 def test_parallel_commits_keep_usage_exact_and_ids_unique(tmp_path: Path) -> None:
     om = make_om(tmp_path)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     with ThreadPoolExecutor(THREADS) as pool:
         # every 4th name repeats: replacing a key must not count it twice
         ids = list(pool.map(lambda i: put(om, f"k{i % (KEYS * 3 // 4)}", 10), range(KEYS)))
     assert len(set(ids)) == KEYS
     keys = list(om.store.scan(KEY_TABLE))
-    bucket = om.info_bucket("vol1", "bkt1")
+    bucket = om.bucket_info("vol1", "bkt1")
     assert bucket.used_namespace == len(keys) == KEYS * 3 // 4
     assert bucket.used_bytes == sum(om_records.decode_key(v).replicated_bytes for _, v in keys)
-    assert om.info_volume("vol1").used_bytes == bucket.used_bytes
+    assert om.volume_info("vol1").used_bytes == bucket.used_bytes
     assert len(list(om.store.scan(DELETED_TABLE))) == KEYS // 4  # the replaced keys' blocks
     om.store.close()
 
@@ -51,19 +51,19 @@ def test_parallel_commits_keep_usage_exact_and_ids_unique(tmp_path: Path) -> Non
 
 def test_parallel_deletes_and_renames_keep_usage_exact(tmp_path: Path) -> None:
     om = make_om(tmp_path)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     for i in range(200):
         put(om, f"k{i}", 10)
 
     def change(i: int) -> None:
         if i % 2:
-            om.delete_key("vol1", "bkt1", f"k{i}")
+            om.keys.delete("vol1", "bkt1", f"k{i}")
         else:
-            om.rename_key("vol1", "bkt1", f"k{i}", f"renamed{i}")
+            om.keys.rename("vol1", "bkt1", f"k{i}", f"renamed{i}")
 
     with ThreadPoolExecutor(THREADS) as pool:
         list(pool.map(change, range(200)))
-    bucket = om.info_bucket("vol1", "bkt1")
+    bucket = om.bucket_info("vol1", "bkt1")
     assert bucket.used_namespace == len(list(om.store.scan(KEY_TABLE))) == 100
     assert all(name.startswith("/vol1/bkt1/renamed") for name, _ in om.store.scan(KEY_TABLE))

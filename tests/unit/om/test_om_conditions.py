@@ -23,15 +23,15 @@ CREATE_ONLY = KeyCondition(must_not_exist=True)
 @pytest.fixture
 def om(tmp_path: Path) -> OzoneManager:
     om = make_om(tmp_path, FakeScm())
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     return om
 
 
 def put(om: OzoneManager, key: str, etag: str, condition: KeyCondition | None = None) -> None:
-    session = om.open_key("vol1", "bkt1", key, 10, condition=condition)
+    session = om.keys.open("vol1", "bkt1", key, 10, condition=condition)
     block = KeyBlock(session.key.blocks[0].block_id, 0, 10, bcsid=1)
-    om.commit_key("vol1", "bkt1", key, session.client_id, 10, [block], {"ETag": etag}, condition)
+    om.keys.commit("vol1", "bkt1", key, session.client_id, 10, [block], {"ETag": etag}, condition)
 
 
 def refused(call, *args, **kwargs) -> OMResultCode:
@@ -41,20 +41,20 @@ def refused(call, *args, **kwargs) -> OMResultCode:
 
 
 def test_two_create_only_writers_race_and_one_wins(om: OzoneManager) -> None:
-    first = om.open_key("vol1", "bkt1", "k", 10, condition=CREATE_ONLY)
-    second = om.open_key("vol1", "bkt1", "k", 10, condition=CREATE_ONLY)  # both pass at openKey
+    first = om.keys.open("vol1", "bkt1", "k", 10, condition=CREATE_ONLY)
+    second = om.keys.open("vol1", "bkt1", "k", 10, condition=CREATE_ONLY)  # both pass at openKey
     for session, etag in ((first, "a"), (second, "b")):
         session_blocks = [KeyBlock(session.key.blocks[0].block_id, 0, 10, bcsid=1)]
         args = ("vol1", "bkt1", "k", session.client_id, 10, session_blocks, {"ETag": etag}, CREATE_ONLY)
         if session is first:
-            om.commit_key(*args)
+            om.keys.commit(*args)
         else:
-            assert refused(om.commit_key, *args) is OMResultCode.KEY_ALREADY_EXISTS
-    assert dict(om.key_record("vol1", "bkt1", "k").metadata)["ETag"] == "a"
+            assert refused(om.keys.commit, *args) is OMResultCode.KEY_ALREADY_EXISTS
+    assert dict(om.keys.record("vol1", "bkt1", "k").metadata)["ETag"] == "a"
     assert next(om.store.scan(OPEN_KEY_TABLE), None) is None  # the loser's open key is gone
     assert [second.key.blocks[0].block_id] in deleted(om).values()  # and its block goes to deletion
     assert (
-        refused(om.open_key, "vol1", "bkt1", "k", 10, condition=CREATE_ONLY)
+        refused(om.keys.open, "vol1", "bkt1", "k", 10, condition=CREATE_ONLY)
         is OMResultCode.KEY_ALREADY_EXISTS
     )
 
@@ -62,27 +62,27 @@ def test_two_create_only_writers_race_and_one_wins(om: OzoneManager) -> None:
 def test_if_match_compares_the_etag_at_commit(om: OzoneManager) -> None:
     assert refused(put, om, "k", "a", KeyCondition(expected_etag="*")) is OMResultCode.ETAG_MISMATCH
     put(om, "k", "a")
-    session = om.open_key("vol1", "bkt1", "k", 10, condition=KeyCondition(expected_etag="a"))
+    session = om.keys.open("vol1", "bkt1", "k", 10, condition=KeyCondition(expected_etag="a"))
     put(om, "k", "b")  # a concurrent overwrite
     blocks = [KeyBlock(session.key.blocks[0].block_id, 0, 10, bcsid=1)]
     assert (
-        refused(om.commit_key, "vol1", "bkt1", "k", session.client_id, 10, blocks, {"ETag": "c"},
+        refused(om.keys.commit, "vol1", "bkt1", "k", session.client_id, 10, blocks, {"ETag": "c"},
                 KeyCondition(expected_etag="a"))
         is OMResultCode.ETAG_MISMATCH
     )  # fmt: skip
     put(om, "k", "c", KeyCondition(expected_etag="b"))
-    assert dict(om.key_record("vol1", "bkt1", "k").metadata)["ETag"] == "c"
+    assert dict(om.keys.record("vol1", "bkt1", "k").metadata)["ETag"] == "c"
 
 
 def test_delete_and_complete_check_their_condition(om: OzoneManager) -> None:
     put(om, "k", "a")
     assert (
-        refused(om.delete_key, "vol1", "bkt1", "k", KeyCondition(expected_etag="b"))
+        refused(om.keys.delete, "vol1", "bkt1", "k", KeyCondition(expected_etag="b"))
         is OMResultCode.ETAG_MISMATCH
     )
-    om.delete_key("vol1", "bkt1", "k", KeyCondition(expected_etag="a"))
+    om.keys.delete("vol1", "bkt1", "k", KeyCondition(expected_etag="a"))
     assert (
-        refused(om.delete_key, "vol1", "bkt1", "k", KeyCondition(expected_etag="*"))
+        refused(om.keys.delete, "vol1", "bkt1", "k", KeyCondition(expected_etag="*"))
         is OMResultCode.KEY_NOT_FOUND
     )
 

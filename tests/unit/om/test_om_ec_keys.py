@@ -58,8 +58,8 @@ def scm() -> EcScm:
 @pytest.fixture
 def om(tmp_path: Path, scm: EcScm) -> OzoneManager:
     om = make_om(tmp_path, scm)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "ecb", RS_3_2)
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "ecb", RS_3_2)
     return om
 
 
@@ -70,22 +70,22 @@ def code(call, *args, **kwargs) -> OMResultCode:  # type: ignore[no-untyped-def]
 
 
 def test_a_bucket_records_its_ec_config(om: OzoneManager) -> None:
-    assert om.info_bucket("vol1", "ecb").replication == RS_3_2
+    assert om.bucket_info("vol1", "ecb").replication == RS_3_2
     stored = wire.om_pb.BucketInfo.FromString(om.store.get(BUCKET_TABLE, bucket_key("vol1", "ecb")))
     assert stored.type == ReplicationType.EC.value and stored.factor == 0
     assert (stored.ecReplicationConfig.data, stored.ecReplicationConfig.parity) == (3, 2)
     # Ozone writes the codec in lower case
     assert (stored.ecReplicationConfig.codec, stored.ecReplicationConfig.ecChunkSize) == ("rs", 1 << 20)
-    assert [b.replication for b in om.list_buckets("vol1")] == [RS_3_2]
+    assert [b.replication for b in om.buckets.list("vol1")] == [RS_3_2]
 
 
 def test_a_key_takes_its_buckets_config_unless_it_names_its_own(om: OzoneManager, scm: EcScm) -> None:
-    inherited = om.open_key("vol1", "ecb", "a")
+    inherited = om.keys.open("vol1", "ecb", "a")
     assert inherited.key.replication == RS_3_2 and scm.allocations[-1][1] == RS_3_2
-    own = om.open_key("vol1", "ecb", "b", replication=RATIS_ONE)
+    own = om.keys.open("vol1", "ecb", "b", replication=RATIS_ONE)
     assert own.key.replication == RATIS_ONE and scm.allocations[-1][1] == RATIS_ONE
-    om.create_bucket("vol1", "ratis", RATIS_THREE)
-    ec_key = om.open_key("vol1", "ratis", "c", replication=RS_6_3)
+    om.buckets.create("vol1", "ratis", RATIS_THREE)
+    ec_key = om.keys.open("vol1", "ratis", "c", replication=RS_6_3)
     assert ec_key.key.replication == RS_6_3 and scm.allocations[-1][1] == RS_6_3
     stored = om_records.decode_key(om.store.get(OPEN_KEY_TABLE, f"/vol1/ratis/c/{ec_key.client_id}"))
     assert stored.replication == RS_6_3
@@ -93,58 +93,58 @@ def test_a_key_takes_its_buckets_config_unless_it_names_its_own(om: OzoneManager
 
 def test_the_committed_key_keeps_its_config_and_counts_data_plus_parity(om: OzoneManager) -> None:
     size = 2500  # under one cell: 2500 bytes on index 1, the same on each parity index
-    session = om.open_key("vol1", "ecb", "k", size)
+    session = om.keys.open("vol1", "ecb", "k", size)
     block = session.key.blocks[0]
-    om.commit_key("vol1", "ecb", "k", session.client_id, size, [KeyBlock(block.block_id, 0, size, 1)])
-    key = om.lookup_key("vol1", "ecb", "k").key
-    assert key.replication == RS_3_2 and [k.replication for k in om.list_keys("vol1", "ecb")] == [RS_3_2]
-    assert om.info_bucket("vol1", "ecb").used_bytes == size * 3 == key.replicated_bytes
-    assert om.info_volume("vol1").used_bytes == size * 3
+    om.keys.commit("vol1", "ecb", "k", session.client_id, size, [KeyBlock(block.block_id, 0, size, 1)])
+    key = om.keys.lookup("vol1", "ecb", "k").key
+    assert key.replication == RS_3_2 and [k.replication for k in om.keys.list("vol1", "ecb")] == [RS_3_2]
+    assert om.bucket_info("vol1", "ecb").used_bytes == size * 3 == key.replicated_bytes
+    assert om.volume_info("vol1").used_bytes == size * 3
 
 
 def test_ec_block_groups_hold_the_block_size_on_each_data_index(om: OzoneManager, scm: EcScm) -> None:
     group = BLOCK * 3
-    session = om.open_key("vol1", "ecb", "big", 2 * group + 1)
+    session = om.keys.open("vol1", "ecb", "big", 2 * group + 1)
     assert len(session.key.blocks) == 3 and session.block_length == group
     assert scm.allocations[-1][0] == BLOCK  # SCM counts the block size per replica
     assert [p.pipeline.replication_config for p in session.allocated] == [RS_3_2] * 3
-    whole = om.open_key("vol1", "ecb", "exact", group)
+    whole = om.keys.open("vol1", "ecb", "exact", group)
     assert len(whole.key.blocks) == 1 and whole.block_length == group
 
 
 def test_a_small_ec_key_asks_scm_for_its_longest_replica(
     om: OzoneManager, scm: EcScm, tmp_path: Path
 ) -> None:
-    session = om.open_key("vol1", "ecb", "small", 700)
+    session = om.keys.open("vol1", "ecb", "small", 700)
     assert scm.allocations[-1][0] == 700 and session.block_length == 700
     small_cells = make_om(tmp_path / "small-cells", scm, allowed_configs=AllowedConfigs(""), block_size=4096)
-    small_cells.create_volume("vol1")
-    small_cells.create_bucket("vol1", "bkt", ReplicationConfig.parse("rs-3-2-1k"))
-    session = small_cells.open_key("vol1", "bkt", "k", 2 * 1024 + 10)  # cells of 1024, 1024 and 10
+    small_cells.volumes.create("vol1")
+    small_cells.buckets.create("vol1", "bkt", ReplicationConfig.parse("rs-3-2-1k"))
+    session = small_cells.keys.open("vol1", "bkt", "k", 2 * 1024 + 10)  # cells of 1024, 1024 and 10
     assert scm.allocations[-1][0] == 1024 and session.block_length == 2 * 1024 + 10
 
 
 def test_allowed_configs_refuse_what_a_client_names(tmp_path: Path) -> None:
     om = make_om(tmp_path, EcScm(), allowed_configs=AllowedConfigs())
     rs_4_2 = ReplicationConfig.parse("rs-4-2-1024k")
-    om.create_volume("vol1")
-    assert code(om.create_bucket, "vol1", "rs42", rs_4_2) is OMResultCode.INVALID_REQUEST
-    om.create_bucket("vol1", "bkt")  # the server default is not checked again
-    assert om.info_bucket("vol1", "bkt").replication == RATIS_THREE
-    assert code(om.open_key, "vol1", "bkt", "k", replication=rs_4_2) is OMResultCode.INVALID_REQUEST
-    assert om.open_key("vol1", "bkt", "k", replication=RS_3_2).key.replication == RS_3_2
+    om.volumes.create("vol1")
+    assert code(om.buckets.create, "vol1", "rs42", rs_4_2) is OMResultCode.INVALID_REQUEST
+    om.buckets.create("vol1", "bkt")  # the server default is not checked again
+    assert om.bucket_info("vol1", "bkt").replication == RATIS_THREE
+    assert code(om.keys.open, "vol1", "bkt", "k", replication=rs_4_2) is OMResultCode.INVALID_REQUEST
+    assert om.keys.open("vol1", "bkt", "k", replication=RS_3_2).key.replication == RS_3_2
     mpu = MultipartManager(om)
     assert code(mpu.initiate, "vol1", "bkt", "k", rs_4_2) is OMResultCode.INVALID_REQUEST
     with pytest.raises(OMException, match=r"ozone\.replication\.allowed-configs"):
-        om.create_bucket("vol1", "bkc", ReplicationConfig.parse("rs-3-2-64k"))
+        om.buckets.create("vol1", "bkc", ReplicationConfig.parse("rs-3-2-64k"))
 
 
 def test_a_bucket_created_without_a_config_takes_the_servers_default(tmp_path: Path) -> None:
     om = make_om(tmp_path, EcScm(), default_replication=RS_6_3)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt")
-    assert om.info_bucket("vol1", "bkt").replication == RS_6_3
-    assert om.open_key("vol1", "bkt", "k").key.replication == RS_6_3
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt")
+    assert om.bucket_info("vol1", "bkt").replication == RS_6_3
+    assert om.keys.open("vol1", "bkt", "k").key.replication == RS_6_3
 
 
 def test_multipart_uploads_record_the_config_and_write_parts_with_it(
@@ -164,8 +164,8 @@ def test_multipart_uploads_record_the_config_and_write_parts_with_it(
 def test_an_upload_outlives_a_change_of_allowed_configs(tmp_path: Path) -> None:
     """The config was checked when the upload began; its parts are not refused later."""
     first = make_om(tmp_path, EcScm(), allowed_configs=AllowedConfigs(""))
-    first.create_volume("vol1")
-    first.create_bucket("vol1", "bkt")
+    first.volumes.create("vol1")
+    first.buckets.create("vol1", "bkt")
     upload = MultipartManager(first).initiate("vol1", "bkt", "k", XOR_2_1)
     first.store.close()
     again = make_om(tmp_path, EcScm(), allowed_configs=AllowedConfigs())

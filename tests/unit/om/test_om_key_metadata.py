@@ -17,17 +17,17 @@ from tests.unit.om.om_fakes import FakeScm, make_om
 @pytest.fixture
 def om(tmp_path: Path) -> OzoneManager:
     om = make_om(tmp_path, FakeScm())
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     return om
 
 
 def put(
     om: OzoneManager, key: str, metadata: dict | None = None, tags: dict | None = None, at_commit=None
 ) -> KeyRecord:
-    session = om.open_key("vol1", "bkt1", key, 10, metadata=metadata, tags=tags)
+    session = om.keys.open("vol1", "bkt1", key, 10, metadata=metadata, tags=tags)
     block = KeyBlock(session.key.blocks[0].block_id, 0, 10, bcsid=1)
-    return om.commit_key("vol1", "bkt1", key, session.client_id, 10, [block], at_commit)
+    return om.keys.commit("vol1", "bkt1", key, session.client_id, 10, [block], at_commit)
 
 
 def meta(record: KeyRecord) -> tuple[dict, dict]:
@@ -36,26 +36,26 @@ def meta(record: KeyRecord) -> tuple[dict, dict]:
 
 def test_commit_merges_its_metadata_into_opens(om: OzoneManager) -> None:
     put(om, "k", {"Content-Type": "text/plain", "ETag": "pending"}, {"team": "a"}, {"ETag": "abc"})
-    found = om.lookup_key("vol1", "bkt1", "k").key
+    found = om.keys.lookup("vol1", "bkt1", "k").key
     assert meta(found) == ({"Content-Type": "text/plain", "ETag": "abc"}, {"team": "a"})
 
 
 def test_an_overwrite_replaces_metadata_and_tags(om: OzoneManager) -> None:
     put(om, "k", {"ETag": "1", "x-amz-meta-a": "1"}, {"t": "1"})
     put(om, "k", {"ETag": "2"})
-    assert meta(om.lookup_key("vol1", "bkt1", "k").key) == ({"ETag": "2"}, {})
+    assert meta(om.keys.lookup("vol1", "bkt1", "k").key) == ({"ETag": "2"}, {})
 
 
 def test_a_rename_keeps_them(om: OzoneManager) -> None:
     put(om, "k", {"ETag": "1"}, {"t": "1"})
-    om.rename_key("vol1", "bkt1", "k", "k2")
-    assert meta(om.lookup_key("vol1", "bkt1", "k2").key) == ({"ETag": "1"}, {"t": "1"})
+    om.keys.rename("vol1", "bkt1", "k", "k2")
+    assert meta(om.keys.lookup("vol1", "bkt1", "k2").key) == ({"ETag": "1"}, {"t": "1"})
 
 
 def test_listing_returns_them(om: OzoneManager) -> None:
     put(om, "a", {"ETag": "ea"}, {"t": "a"})
     put(om, "b", {"ETag": "eb"})
-    assert [meta(k) for k in om.list_keys("vol1", "bkt1")] == [
+    assert [meta(k) for k in om.keys.list("vol1", "bkt1")] == [
         ({"ETag": "ea"}, {"t": "a"}),
         ({"ETag": "eb"}, {}),
     ]
@@ -63,21 +63,21 @@ def test_listing_returns_them(om: OzoneManager) -> None:
 
 def test_tagging_replaces_the_set_and_nothing_else(om: OzoneManager) -> None:
     before = put(om, "k", {"ETag": "1"}, {"a": "1", "b": "2"})
-    om.set_key_tags("vol1", "bkt1", "k", {"c": "3"})
-    after = om.lookup_key("vol1", "bkt1", "k").key
+    om.keys.set_tags("vol1", "bkt1", "k", {"c": "3"})
+    after = om.keys.lookup("vol1", "bkt1", "k").key
     assert meta(after) == ({"ETag": "1"}, {"c": "3"})
     assert (after.blocks, after.data_size, after.modification_ms) == (
         before.blocks,
         before.data_size,
         before.modification_ms,
     )
-    om.set_key_tags("vol1", "bkt1", "k", {})
-    assert om.lookup_key("vol1", "bkt1", "k").key.tags == ()
+    om.keys.set_tags("vol1", "bkt1", "k", {})
+    assert om.keys.lookup("vol1", "bkt1", "k").key.tags == ()
 
 
 def test_tagging_a_missing_key(om: OzoneManager) -> None:
     with pytest.raises(OMException) as error:
-        om.set_key_tags("vol1", "bkt1", "nope", {"a": "1"})
+        om.keys.set_tags("vol1", "bkt1", "nope", {"a": "1"})
     assert error.value.code is OMResultCode.KEY_NOT_FOUND
 
 
@@ -93,8 +93,8 @@ def test_tagging_a_missing_key(om: OzoneManager) -> None:
 def test_tags_beyond_s3s_rules_are_refused(om: OzoneManager, tags: dict) -> None:
     put(om, "k")
     for call in (
-        lambda: om.set_key_tags("vol1", "bkt1", "k", tags),
-        lambda: om.open_key("vol1", "bkt1", "k2", 0, tags=tags),
+        lambda: om.keys.set_tags("vol1", "bkt1", "k", tags),
+        lambda: om.keys.open("vol1", "bkt1", "k2", 0, tags=tags),
     ):
         with pytest.raises(OMException) as error:
             call()
@@ -104,7 +104,7 @@ def test_tags_beyond_s3s_rules_are_refused(om: OzoneManager, tags: dict) -> None
 @pytest.mark.parametrize("metadata", [{"": "v"}, {"a\nb": "v"}, {"big": "v" * MAX_METADATA_BYTES}])
 def test_bad_metadata_is_refused(om: OzoneManager, metadata: dict) -> None:
     with pytest.raises(OMException) as error:
-        om.open_key("vol1", "bkt1", "k", 0, metadata=metadata)
+        om.keys.open("vol1", "bkt1", "k", 0, metadata=metadata)
     assert error.value.code is OMResultCode.INVALID_REQUEST
 
 
@@ -113,4 +113,4 @@ def test_commit_metadata_is_checked_as_merged(om: OzoneManager) -> None:
     with pytest.raises(OMException) as error:
         put(om, "k", half, None, {"b": "v" * (MAX_METADATA_BYTES // 2)})
     assert error.value.code is OMResultCode.INVALID_REQUEST
-    assert om.list_keys("vol1", "bkt1") == []
+    assert om.keys.list("vol1", "bkt1") == []

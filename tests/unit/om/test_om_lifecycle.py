@@ -47,27 +47,27 @@ class Bucket:
     def __init__(self, path: Path, **settings: object) -> None:
         self.clock = ManualClock(start_ms=10 * HOUR_MS)  # 2026-01-01 10:00 UTC
         self.om = make_om(path, FakeScm(), clock=self.clock, **settings)
-        self.om.create_volume("vol")
-        self.om.create_bucket("vol", "bkt")
+        self.om.volumes.create("vol")
+        self.om.buckets.create("vol", "bkt")
         self.config = bucket_documents.lifecycle(self.om)
         self.service = S3LifecycleService(self.om)
         self.multipart = MultipartManager(self.om)
 
     def put(self, key: str, size: int = 10, tags: dict[str, str] | None = None) -> str:
-        session = self.om.open_key("vol", "bkt", key, size)
+        session = self.om.keys.open("vol", "bkt", key, size)
         block = session.key.blocks[0].block_id
-        record = self.om.commit_key(
+        record = self.om.keys.commit(
             "vol", "bkt", key, session.client_id, size, [KeyBlock(block, 0, size, bcsid=1)]
         )
         if tags:
-            self.om.set_key_tags("vol", "bkt", key, tags)
+            self.om.keys.set_tags("vol", "bkt", key, tags)
         return record.version_id
 
     def version(self) -> None:
         self.om.versions.set_state("vol", "bkt", BucketVersioning.ENABLED)
 
     def keys(self) -> list[str]:
-        return [r.key for r in self.om.list_keys("vol", "bkt")]
+        return [r.key for r in self.om.keys.list("vol", "bkt")]
 
     def versions(self) -> list[tuple[str, str, bool]]:
         return [(r.key, r.version_id, r.delete_marker) for r, _ in self.om.versions.list("vol", "bkt")]
@@ -92,7 +92,7 @@ def test_a_configuration_is_kept_read_back_deleted_and_goes_with_its_bucket(buck
     assert config.get("vol", "bkt") is None
     config.delete("vol", "bkt")  # none: no refusal
     config.put("vol", "bkt", lifecycle(expire(1)))
-    bucket.om.delete_bucket("vol", "bkt")
+    bucket.om.buckets.delete("vol", "bkt")
     assert bucket.om.store.get(S3_BUCKET_LIFECYCLE_TABLE, bucket_key("vol", "bkt")) is None
     with pytest.raises(OMException) as error:
         config.put("vol", "bkt", lifecycle(expire(1)))
@@ -199,7 +199,7 @@ def test_an_unversioned_key_is_deleted_at_the_midnight_after_its_days(bucket: Bu
     assert bucket.service.run_once() == LifecycleRun(keys_expired=1)
     assert bucket.keys() == []
     assert next(bucket.om.store.scan(DELETED_TABLE), None) is not None  # its blocks go to deletion
-    assert bucket.om.info_bucket("vol", "bkt").used_namespace == 0
+    assert bucket.om.bucket_info("vol", "bkt").used_namespace == 0
 
 
 def test_a_versioned_key_gets_a_delete_marker_and_its_data_is_kept(bucket: Bucket) -> None:
@@ -278,12 +278,12 @@ def test_an_expired_object_delete_marker_goes_once_it_is_alone(bucket: Bucket) -
     )
     bucket.config.put("vol", "bkt", lifecycle(rules))
     bucket.put("k")
-    bucket.om.delete_key("vol", "bkt", "k")  # a marker over the version
+    bucket.om.keys.delete("vol", "bkt", "k")  # a marker over the version
     assert bucket.service.run_once() == LifecycleRun()
     assert bucket.after_days(2) == LifecycleRun(versions_expired=1)  # the version goes, the marker is alone
     assert bucket.service.run_once() == LifecycleRun(markers_removed=1)  # the next run removes it
     assert bucket.versions() == []
-    bucket.om.delete_bucket("vol", "bkt")  # nothing left in it
+    bucket.om.buckets.delete("vol", "bkt")  # nothing left in it
 
 
 def test_filters_by_prefix_tags_and_size(bucket: Bucket) -> None:
@@ -372,18 +372,18 @@ def test_a_busy_first_bucket_does_not_starve_the_others(tmp_path: Path) -> None:
     spent its budget there and vol/zzz's "old-temp" (due since day 0) was never expired. The next run
     resumes where the last one stopped."""
     bucket = Bucket(tmp_path, s3_lifecycle_limit=2)
-    bucket.om.create_bucket("vol", "zzz")
+    bucket.om.buckets.create("vol", "zzz")
     for name in ("bkt", "zzz"):
         bucket.config.put("vol", name, lifecycle(expire(1)))
-    session = bucket.om.open_key("vol", "zzz", "old-temp", 10)
+    session = bucket.om.keys.open("vol", "zzz", "old-temp", 10)
     block = session.key.blocks[0].block_id
-    bucket.om.commit_key("vol", "zzz", "old-temp", session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)])
+    bucket.om.keys.commit("vol", "zzz", "old-temp", session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)])
     expired = 0
     for day in range(3):
         for i in range(2):
             bucket.put(f"d{day}-{i}")
         expired += bucket.after_days(2).keys_expired
-    assert [r.key for r in bucket.om.list_keys("vol", "zzz")] == []
+    assert [r.key for r in bucket.om.keys.list("vol", "zzz")] == []
     assert expired == 6 and len(bucket.keys()) == 1  # the budget was spent in full every run
 
 

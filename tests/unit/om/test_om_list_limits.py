@@ -23,11 +23,11 @@ def test_list_keys_asking_for_2_pow_32_minus_1_answers_1000(tmp_path: Path) -> N
     async def body() -> None:
         async with running(tmp_path, FakeScm()) as (daemon, stub):
             om = daemon.core
-            om.create_volume("vol1")
-            om.create_bucket("vol1", "bkt1")
+            om.volumes.create("vol1")
+            om.buckets.create("vol1", "bkt1")
             for i in range(1050):
-                session = om.open_key("vol1", "bkt1", f"k{i:04d}", 0)
-                om.commit_key("vol1", "bkt1", f"k{i:04d}", session.client_id, 0, [])
+                session = om.keys.open("vol1", "bkt1", f"k{i:04d}", 0)
+                om.keys.commit("vol1", "bkt1", f"k{i:04d}", session.client_id, 0, [])
             reply = await stub.listKeys(pb.ListKeysRequest(volume="vol1", bucket="bkt1", maxKeys=ALL))
             assert len(reply.keys) == 1000 and reply.keys[-1].key == "k0999"
 
@@ -75,14 +75,14 @@ def test_every_list_rpc_is_capped_at_the_servers_max(tmp_path: Path) -> None:
 def fill(om: OzoneManager) -> None:
     """Four of everything: volumes, buckets, keys, uploads, and four parts in the first upload."""
     for v in ("vol1", "vol2", "vol3", "vol4"):
-        om.create_volume(v)
+        om.volumes.create(v)
     for b in ("bkt1", "bkt2", "bkt3", "bkt4"):
-        om.create_bucket("vol1", b)
+        om.buckets.create("vol1", b)
     mpu = MultipartManager(om)
     uploads = []
     for k in ("k1", "k2", "k3", "k4"):
-        session = om.open_key("vol1", "bkt1", k, 0)
-        om.commit_key("vol1", "bkt1", k, session.client_id, 0, [])
+        session = om.keys.open("vol1", "bkt1", k, 0)
+        om.keys.commit("vol1", "bkt1", k, session.client_id, 0, [])
         uploads.append(mpu.initiate("vol1", "bkt1", k))
     first = uploads[0].upload_id
     for n in range(1, 5):

@@ -192,21 +192,21 @@ def test_an_unknown_container_has_no_pipeline() -> None:
 def test_lookup_key_fills_pipelines_and_states(tmp_path: Path) -> None:
     scm = FakeScm()
     om = make_om(tmp_path, scm)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
-    session = om.open_key("vol1", "bkt1", "k", 2000)
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
+    session = om.keys.open("vol1", "bkt1", "k", 2000)
     a, b = (x.block_id for x in session.key.blocks)
-    om.commit_key(
+    om.keys.commit(
         "vol1", "bkt1", "k", session.client_id, 2000, [KeyBlock(a, 0, 1000), KeyBlock(b, 1000, 1000)]
     )
     scm.locations[1] = closed_location(1, (1, ReplicaState.CLOSED), (2, ReplicaState.CLOSED))
-    located = om.lookup_key("vol1", "bkt1", "k", "dn2")
+    located = om.keys.lookup("vol1", "bkt1", "k", "dn2")
     assert [x.container_state for x in located.locations] == ["CLOSED", "CLOSED"]
     assert [members(x.pipeline) for x in located.locations] == [["dn2", "dn1"], ["dn2", "dn1"]]
     assert scm.location_calls == 1  # both blocks sit in container 1: one question to SCM
     assert located.key.blocks[0].block_id == BlockID(1, a.local_id)
     assert details(1).hostname == "dn1" and MEMBERS
-    om.lookup_key("vol1", "bkt1", "k", "dn2")
+    om.keys.lookup("vol1", "bkt1", "k", "dn2")
     assert scm.location_calls == 1
-    om.lookup_key("vol1", "bkt1", "k", "dn2", refresh=True)  # a reader retrying: forceUpdateContainerCache
+    om.keys.lookup("vol1", "bkt1", "k", "dn2", refresh=True)  # a reader retrying: forceUpdateContainerCache
     assert scm.location_calls == 2

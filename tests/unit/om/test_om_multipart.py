@@ -27,8 +27,8 @@ MIN = 1500  # the tests' minimum part size
 @pytest.fixture
 def om(tmp_path: Path) -> OzoneManager:
     om = make_om(tmp_path, FakeScm(), multipart_min_size=MIN)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     return om
 
 
@@ -74,10 +74,10 @@ def test_complete_makes_the_key_of_the_parts_in_order(om: OzoneManager, mpu: Mul
     assert [b.block_id for b in key.blocks] == first + second
     assert [(b.offset, b.length) for b in key.blocks] == [(0, 1000), (1000, 1000), (2000, 500), (2500, 700)]
     assert dict(key.metadata) == {"Content-Type": "x/y", "ETag": "abc-2"} and dict(key.tags) == {"t": "1"}
-    assert om.lookup_key("vol1", "bkt1", "k").key == key
+    assert om.keys.lookup("vol1", "bkt1", "k").key == key
     assert list(om.store.scan(MULTIPART_INFO_TABLE)) == []
     assert list(om.store.scan(OPEN_KEY_TABLE)) == []
-    bucket = om.info_bucket("vol1", "bkt1")
+    bucket = om.bucket_info("vol1", "bkt1")
     assert (bucket.used_bytes, bucket.used_namespace) == (3200 * 3, 1)
     assert deleted_blocks(om) == set()
     assert code(mpu.complete, "vol1", "bkt1", "k", upload.upload_id, [(1, "e1-2500")]) is (
@@ -95,7 +95,7 @@ def test_the_key_keeps_its_parts_numbers_and_sizes_for_a_lookup_not_a_listing(
     write_part(mpu, upload.upload_id, 3, 700)
     key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-2500"), (3, "e3-700")])
     assert key.parts == ((1, 2500), (3, 700))
-    stored = om.lookup_key("vol1", "bkt1", "k").key
+    stored = om.keys.lookup("vol1", "bkt1", "k").key
     assert stored.parts == ((1, 2500), (3, 700))
     assert om_records.decode_key(om_records.encode(om_records.key_to_proto(stored))).parts == stored.parts
     assert key_view(stored).parts == ()  # a listing's key carries no parts
@@ -166,7 +166,7 @@ def test_unlisted_parts_and_a_replaced_key_go_to_deleted_table(
     key = mpu.complete("vol1", "bkt1", "k", again.upload_id, [(1, "e1-5")])
     assert [b.block_id for b in key.blocks] == four
     assert deleted_blocks(om) == set(two) | set(one) | set(three)
-    bucket = om.info_bucket("vol1", "bkt1")
+    bucket = om.bucket_info("vol1", "bkt1")
     assert (bucket.used_bytes, bucket.used_namespace) == (5 * 3, 1)
 
 
@@ -178,7 +178,7 @@ def test_abort_sends_every_part_to_deleted_table(om: OzoneManager, mpu: Multipar
     assert (
         code(mpu.abort, "vol1", "bkt1", "k", upload.upload_id) is OMResultCode.NO_SUCH_MULTIPART_UPLOAD_ERROR
     )
-    assert om.list_keys("vol1", "bkt1") == []
+    assert om.keys.list("vol1", "bkt1") == []
 
 
 def test_a_part_committed_after_its_upload_ended_is_deleted(om: OzoneManager, mpu: MultipartManager) -> None:
@@ -210,8 +210,8 @@ def test_complete_is_one_batch(
         mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(2, "e2-30")])
     monkeypatch.undo()
     assert {t: list(om.store.scan(t)) for t in before} == before
-    assert om.list_keys("vol1", "bkt1") == []
-    assert om.info_bucket("vol1", "bkt1").used_bytes == 1530 * 3  # the parts, still open
+    assert om.keys.list("vol1", "bkt1") == []
+    assert om.bucket_info("vol1", "bkt1").used_bytes == 1530 * 3  # the parts, still open
     key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-1500"), (2, "e2-30")])
     assert key.data_size == 1530
 
@@ -222,7 +222,7 @@ def test_parts_count_in_the_usage_until_abort_or_complete(om: OzoneManager, mpu:
     deletion; aborting releases the parts, completing moves them to the key (counted once)."""
 
     def used() -> tuple[int, int]:
-        return om.info_bucket("vol1", "bkt1").used_bytes, om.info_volume("vol1").used_bytes
+        return om.bucket_info("vol1", "bkt1").used_bytes, om.volume_info("vol1").used_bytes
 
     PropertyManager(om).set_bucket("vol1", "bkt1", quota_bytes=4000 * 3)  # RATIS/THREE
     upload = mpu.initiate("vol1", "bkt1", "k").upload_id
@@ -233,7 +233,7 @@ def test_parts_count_in_the_usage_until_abort_or_complete(om: OzoneManager, mpu:
     assert code(mpu.open_part, "vol1", "bkt1", "other", other, 1, 1500) is OMResultCode.QUOTA_EXCEEDED
 
     session = mpu.open_part("vol1", "bkt1", "k", upload, 3, 0)  # of unknown size: one block fits
-    second = om.allocate_block("vol1", "bkt1", "k", session.client_id)  # a second full one still fits
+    second = om.keys.allocate_block("vol1", "bkt1", "k", session.client_id)  # a second full one still fits
     blocks = [KeyBlock(session.key.blocks[0].block_id, 0, 1000), KeyBlock(second.block_id, 1000, 100)]
     commit = (session.client_id, upload, 3, 1100, blocks)
     assert code(mpu.commit_part, "vol1", "bkt1", "k", *commit) is OMResultCode.QUOTA_EXCEEDED
@@ -248,7 +248,7 @@ def test_parts_count_in_the_usage_until_abort_or_complete(om: OzoneManager, mpu:
     assert used() == (2500 * 3, 2500 * 3)
     key = mpu.complete("vol1", "bkt1", "k", upload, [(1, "e1-1500"), (2, "e2-1000")])
     assert key.data_size == 2500 and used() == (2500 * 3, 2500 * 3)
-    om.delete_key("vol1", "bkt1", "k")
+    om.keys.delete("vol1", "bkt1", "k")
     assert used() == (0, 0)
 
 
@@ -272,7 +272,7 @@ def test_complete_refusals_leave_the_upload(
     write_part(mpu, upload.upload_id, 3, 10)
     assert code(mpu.complete, "vol1", "bkt1", "k", upload.upload_id, parts) is expected
     assert len(mpu.list_parts("vol1", "bkt1", "k", upload.upload_id).parts) == 3
-    assert om.list_keys("vol1", "bkt1") == []
+    assert om.keys.list("vol1", "bkt1") == []
     key = mpu.complete("vol1", "bkt1", "k", upload.upload_id, [(1, "e1-1500"), (2, "e2-1499")])
     assert key.data_size == 2999  # the last part may be small
 
@@ -294,9 +294,9 @@ def test_part_numbers_and_unknown_uploads(om: OzoneManager, mpu: MultipartManage
 
 def test_a_bucket_with_uploads_in_progress_is_not_deleted(om: OzoneManager, mpu: MultipartManager) -> None:
     upload = mpu.initiate("vol1", "bkt1", "k")
-    assert code(om.delete_bucket, "vol1", "bkt1") is OMResultCode.BUCKET_NOT_EMPTY
+    assert code(om.buckets.delete, "vol1", "bkt1") is OMResultCode.BUCKET_NOT_EMPTY
     mpu.abort("vol1", "bkt1", "k", upload.upload_id)
-    om.delete_bucket("vol1", "bkt1")
+    om.buckets.delete("vol1", "bkt1")
 
 
 def test_list_parts_pages(om: OzoneManager, mpu: MultipartManager) -> None:

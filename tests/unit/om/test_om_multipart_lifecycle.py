@@ -33,8 +33,8 @@ class MultipartLifecycle(RuleBasedStateMachine):
         self.dir = Path(tempfile.mkdtemp(prefix="pyozone-mpu-"))
         self.scm = FakeScm()
         self.om = make_om(self.dir, self.scm, multipart_min_size=MIN)
-        self.om.create_volume("vol1")
-        self.om.create_bucket("vol1", "bkt1")
+        self.om.volumes.create("vol1")
+        self.om.buckets.create("vol1", "bkt1")
         self.mpu = MultipartManager(self.om)
         self.uploads: dict[str, str] = {}  # upload id -> key, of every upload made
         self.parts: dict[str, dict[int, int]] = {}  # upload id -> part number -> size, in progress
@@ -142,9 +142,9 @@ class MultipartLifecycle(RuleBasedStateMachine):
         assert set(listed) == set(self.parts)
         for upload_id, upload in listed.items():
             assert {p.part_number: p.key.data_size for p in upload.parts} == self.parts[upload_id]
-        keys = {k.key: k.data_size for k in self.om.list_keys("vol1", "bkt1")}
+        keys = {k.key: k.data_size for k in self.om.keys.list("vol1", "bkt1")}
         assert keys == self.keys
-        bucket = self.om.info_bucket("vol1", "bkt1")
+        bucket = self.om.bucket_info("vol1", "bkt1")
         in_progress = sum(sum(parts.values()) for parts in self.parts.values())
         assert bucket.used_bytes == 3 * (sum(self.keys.values()) + in_progress)  # parts count until they end
 

@@ -45,8 +45,8 @@ class Locked:
     def __init__(self, path: Path) -> None:
         self.clock = ManualClock()
         self.om = make_om(path, FakeScm(), clock=self.clock)
-        self.om.create_volume("vol")
-        self.om.create_bucket("vol", "bkt", lock=True)
+        self.om.volumes.create("vol")
+        self.om.buckets.create("vol", "bkt", lock=True)
         self.locks = ObjectLocks(self.om)
 
     @property
@@ -54,9 +54,9 @@ class Locked:
         return self.clock.wall_ms()
 
     def put(self, key: str, metadata: dict[str, str] | None = None, bucket: str = "bkt") -> str:
-        session = self.om.open_key("vol", bucket, key, 10, metadata=metadata)
+        session = self.om.keys.open("vol", bucket, key, 10, metadata=metadata)
         block = session.key.blocks[0].block_id
-        record = self.om.commit_key(
+        record = self.om.keys.commit(
             "vol", bucket, key, session.client_id, 10, [KeyBlock(block, 0, 10, bcsid=1)]
         )
         return record.version_id
@@ -79,7 +79,7 @@ def b(tmp_path: Path) -> Locked:
 
 
 def test_a_bucket_created_with_object_lock_is_versioned_and_never_suspended(b: Locked) -> None:
-    record = b.om.info_bucket("vol", "bkt")
+    record = b.om.bucket_info("vol", "bkt")
     assert record.versioning is BucketVersioning.ENABLED
     assert record.object_lock == ObjectLockConfiguration()
     e = b.refused(b.om.versions.set_state, "vol", "bkt", BucketVersioning.SUSPENDED)
@@ -91,15 +91,15 @@ def test_a_configuration_needs_versioning_enabled_and_sets_the_default(b: Locked
     body = b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention>"
     body += b"<Mode>GOVERNANCE</Mode><Days>2</Days></DefaultRetention></Rule></ObjectLockConfiguration>"
     b.locks.configure("vol", "bkt", body)
-    assert b.om.info_bucket("vol", "bkt").object_lock == ObjectLockConfiguration(
+    assert b.om.bucket_info("vol", "bkt").object_lock == ObjectLockConfiguration(
         DefaultRetention(GOV, days=2)
     )
-    b.om.create_bucket("vol", "plain")
+    b.om.buckets.create("vol", "plain")
     e = b.refused(b.locks.configure, "vol", "plain", body)
     assert "InvalidBucketState" in e.message
     b.om.versions.set_state("vol", "plain", BucketVersioning.ENABLED)
     b.locks.configure("vol", "plain", body)  # an existing bucket, once versioning is Enabled (Amazon's now)
-    assert b.om.info_bucket("vol", "plain").object_lock is not None
+    assert b.om.bucket_info("vol", "plain").object_lock is not None
     assert "MalformedXML" in b.refused(b.locks.configure, "vol", "bkt", b"<ObjectLockConfiguration/>").message
 
 
@@ -122,7 +122,7 @@ def test_a_write_gets_the_retention_it_names_or_the_default_and_keeps_no_lock_me
 
 
 def test_a_write_naming_a_lock_is_refused_without_object_lock_or_with_a_past_date(b: Locked) -> None:
-    b.om.create_bucket("vol", "plain")
+    b.om.buckets.create("vol", "plain")
     e = b.refused(b.put, "k", {HOLD: "ON"}, bucket="plain")
     assert (
         e.code is OMResultCode.INVALID_REQUEST and "Bucket is missing Object Lock Configuration" in e.message
@@ -138,46 +138,46 @@ def test_a_write_naming_a_lock_is_refused_without_object_lock_or_with_a_past_dat
 
 def test_compliance_refuses_a_delete_by_version_until_its_date_even_with_the_bypass(b: Locked) -> None:
     vid = b.locked_put("k", COMP, 1)
-    e = b.refused(b.om.delete_key, "vol", "bkt", "k", version=vid, bypass=True)
+    e = b.refused(b.om.keys.delete, "vol", "bkt", "k", version=vid, bypass=True)
     assert e.code is OMResultCode.PERMISSION_DENIED
     b.put("k")  # an overwrite: a new version, the locked one kept
-    e = b.refused(b.om.delete_key, "vol", "bkt", "k", version=vid)
+    e = b.refused(b.om.keys.delete, "vol", "bkt", "k", version=vid)
     assert e.code is OMResultCode.PERMISSION_DENIED  # noncurrent now, still locked
     b.clock.advance(DAY_MS)
-    assert b.om.delete_key("vol", "bkt", "k", version=vid).version_id == vid
+    assert b.om.keys.delete("vol", "bkt", "k", version=vid).version_id == vid
 
 
 def test_governance_gives_way_to_the_bypass_alone(b: Locked) -> None:
     vid = b.locked_put("k", GOV, 1)
-    assert b.refused(b.om.delete_key, "vol", "bkt", "k", version=vid).code is OMResultCode.PERMISSION_DENIED
-    assert b.om.delete_key("vol", "bkt", "k", version=vid, bypass=True).version_id == vid
+    assert b.refused(b.om.keys.delete, "vol", "bkt", "k", version=vid).code is OMResultCode.PERMISSION_DENIED
+    assert b.om.keys.delete("vol", "bkt", "k", version=vid, bypass=True).version_id == vid
 
 
 def test_a_legal_hold_refuses_every_delete_by_version_until_it_is_off(b: Locked) -> None:
     vid = b.put("k", {HOLD: "ON"})
-    assert b.refused(b.om.delete_key, "vol", "bkt", "k", version=vid, bypass=True).code is (
+    assert b.refused(b.om.keys.delete, "vol", "bkt", "k", version=vid, bypass=True).code is (
         OMResultCode.PERMISSION_DENIED
     )
     b.locks.set_legal_hold("vol", "bkt", "k", vid, legal_hold_document(False))
     assert b.version("k", vid).legal_hold is False
-    b.om.delete_key("vol", "bkt", "k", version=vid)
+    b.om.keys.delete("vol", "bkt", "k", version=vid)
 
 
 def test_a_native_delete_of_a_locked_current_version_adds_a_marker_and_keeps_the_data(b: Locked) -> None:
     vid = b.locked_put("k", COMP, 1)
-    outcome = b.om.delete_key("vol", "bkt", "k")  # `ozone sh key delete`: no version named
+    outcome = b.om.keys.delete("vol", "bkt", "k")  # `ozone sh key delete`: no version named
     assert outcome.delete_marker
     assert b.version("k", vid).retention is not None  # still there, noncurrent
-    assert b.refused(b.om.delete_key, "vol", "bkt", "k", version=vid).code is OMResultCode.PERMISSION_DENIED
+    assert b.refused(b.om.keys.delete, "vol", "bkt", "k", version=vid).code is OMResultCode.PERMISSION_DENIED
     # removing the marker is allowed: it holds no data, and the locked version is current again
-    b.om.delete_key("vol", "bkt", "k", version=outcome.version_id)
-    assert b.om.lookup_key("vol", "bkt", "k").key.version_id == vid
+    b.om.keys.delete("vol", "bkt", "k", version=outcome.version_id)
+    assert b.om.keys.lookup("vol", "bkt", "k").key.version_id == vid
 
 
 def test_locked_versions_keep_the_bucket_from_being_deleted(b: Locked) -> None:
     b.locked_put("k", COMP, 1)
-    b.om.delete_key("vol", "bkt", "k")
-    assert b.refused(b.om.delete_bucket, "vol", "bkt").code is OMResultCode.BUCKET_NOT_EMPTY
+    b.om.keys.delete("vol", "bkt", "k")
+    assert b.refused(b.om.buckets.delete, "vol", "bkt").code is OMResultCode.BUCKET_NOT_EMPTY
 
 
 def test_retention_is_extended_freely_shortened_only_as_the_rules_allow(b: Locked) -> None:
@@ -204,7 +204,7 @@ def test_retention_is_extended_freely_shortened_only_as_the_rules_allow(b: Locke
 
 
 def test_retention_and_legal_hold_need_a_bucket_with_object_lock(b: Locked) -> None:
-    b.om.create_bucket("vol", "plain")
+    b.om.buckets.create("vol", "plain")
     b.put("k", bucket="plain")
     e = b.refused(b.locks.set_legal_hold, "vol", "plain", "k", "", legal_hold_document(True))
     assert "Bucket is missing ObjectLockConfiguration" in e.message

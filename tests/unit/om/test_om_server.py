@@ -214,8 +214,8 @@ def test_a_key_of_thousands_of_blocks_is_readable_by_the_client(tmp_path: Path) 
         scm.locations[1] = closed_location(1, *((i, ReplicaState.CLOSED) for i in (1, 2, 3)))
         async with running(tmp_path, scm) as (daemon, _):
             om = daemon.core
-            om.create_volume("vol")
-            om.create_bucket("vol", "bkt")
+            om.volumes.create("vol")
+            om.buckets.create("vol", "bkt")
             # written as a commit of that many allocateBlocks would leave it (quicker than doing them)
             located = tuple(KeyBlock(BlockID(1, 100 + i), i * 1024, 1024, 1) for i in range(blocks))
             record = KeyRecord("vol", "bkt", "big", blocks * 1024, 1, 1, RATIS_THREE, located, 1)

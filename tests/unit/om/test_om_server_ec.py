@@ -108,8 +108,8 @@ def test_the_client_names_ec_configs_and_reads_them_back(tmp_path: Path) -> None
             listed = await client.list_buckets("vol")
             assert [b.replication for b in listed] == ["EC/RS-6-3-1024k", "EC/RS-3-2-1024k", "RATIS/ONE"]
             assert daemon.core is not None
-            session = daemon.core.open_key("vol", "one", "k", 0, RS_6_3)
-            daemon.core.commit_key("vol", "one", "k", session.client_id, 0, [])
+            session = daemon.core.keys.open("vol", "one", "k", 0, RS_6_3)
+            daemon.core.keys.commit("vol", "one", "k", session.client_id, 0, [])
             key = await client.key_info("vol", "one", "k")
             assert key.replication == "EC/RS-6-3-1024k" and key.replication_config == RS_6_3
 

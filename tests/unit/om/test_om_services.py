@@ -21,16 +21,16 @@ from tests.unit.om.om_fakes import FakeScm, make_om
 def setup(tmp_path: Path, **settings):
     scm, clock = FakeScm(), ManualClock()
     om = make_om(tmp_path, scm, clock, **settings)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
     return om, scm, clock
 
 
 def write_and_delete(om, key: str) -> BlockID:
-    session = om.open_key("vol1", "bkt1", key, 10)
+    session = om.keys.open("vol1", "bkt1", key, 10)
     block = session.key.blocks[0].block_id
-    om.commit_key("vol1", "bkt1", key, session.client_id, 10, [KeyBlock(block, 0, 10)])
-    om.delete_key("vol1", "bkt1", key)
+    om.keys.commit("vol1", "bkt1", key, session.client_id, 10, [KeyBlock(block, 0, 10)])
+    om.keys.delete("vol1", "bkt1", key)
     return block
 
 
@@ -81,9 +81,9 @@ def test_the_limit_per_task(tmp_path: Path) -> None:
 def test_expired_open_keys_give_their_blocks_to_deletion(tmp_path: Path) -> None:
     hour = 3600_000
     om, _, clock = setup(tmp_path, open_key_expire_ms=hour, open_key_cleanup_limit=2)
-    old = [om.open_key("vol1", "bkt1", f"old{i}", 10) for i in range(3)]
+    old = [om.keys.open("vol1", "bkt1", f"old{i}", 10) for i in range(3)]
     clock.advance(hour // 2)
-    young = om.open_key("vol1", "bkt1", "young", 10)
+    young = om.keys.open("vol1", "bkt1", "young", 10)
     clock.advance(hour // 2)
     service = OpenKeyCleanupService(om)
     assert service.run_once() == 2

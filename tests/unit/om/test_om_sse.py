@@ -203,8 +203,8 @@ def test_a_wrapped_key_copied_onto_another_record_does_not_open_and_a_rename_kee
                 await put(stub, "mine", sseAlgorithm=pb.SSE_S3)  # type: ignore[arg-type]
                 core = daemon.core
                 assert core is not None
-                stolen = core.key_record("vol", "buck", "victim").encryption
-                forged = replace(core.key_record("vol", "buck", "mine"), encryption=stolen)
+                stolen = core.keys.record("vol", "buck", "victim").encryption
+                forged = replace(core.keys.record("vol", "buck", "mine"), encryption=stolen)
                 core.commit([(KEY_TABLE, key_key("vol", "buck", "mine"), om_records.encode_key(forged))])
                 with pytest.raises(rpc.RpcError) as refused:
                     await stub.lookupKey(lookup("mine"))

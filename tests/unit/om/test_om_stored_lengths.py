@@ -138,7 +138,7 @@ class Cluster:
     def used(self) -> tuple[int, int]:
         core = self.om.core
         assert core is not None
-        return core.info_bucket("vol1", "bkt1").used_bytes, core.info_volume("vol1").used_bytes
+        return core.bucket_info("vol1", "bkt1").used_bytes, core.volume_info("vol1").used_bytes
 
 
 class Hung:

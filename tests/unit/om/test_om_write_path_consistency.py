@@ -34,10 +34,10 @@ def hold_flushes(store: OMMetadataStore) -> threading.Event:
 
 def om_with_key(tmp_path: Path) -> OzoneManager:
     om = make_om(tmp_path)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt1")
-    session = om.open_key("vol1", "bkt1", "k", 10)
-    om.commit_key(
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt1")
+    session = om.keys.open("vol1", "bkt1", "k", 10)
+    om.keys.commit(
         "vol1", "bkt1", "k", session.client_id, 10, [KeyBlock(session.key.blocks[0].block_id, 0, 10)]
     )
     om.store.sync()
@@ -47,7 +47,7 @@ def om_with_key(tmp_path: Path) -> OzoneManager:
 def test_the_deleting_service_tells_scm_only_of_durable_deletions(tmp_path: Path) -> None:
     om = om_with_key(tmp_path)
     gate = hold_flushes(om.store)
-    om.delete_key("vol1", "bkt1", "k")  # visible, not durable: a crash now brings k back
+    om.keys.delete("vol1", "bkt1", "k")  # visible, not durable: a crash now brings k back
     done = threading.Event()
     threading.Thread(target=lambda: (KeyDeletingService(om).run_once(), done.set()), daemon=True).start()
     assert not done.wait(0.3)
@@ -63,9 +63,9 @@ def test_a_read_is_answered_only_once_the_writes_it_saw_are_durable(tmp_path: Pa
 
     async def main() -> None:
         service = OzoneManagerService(om, ThreadPoolExecutor(4), "om", "cid")
-        delete = asyncio.ensure_future(service._run(om.delete_key, "vol1", "bkt1", "k"))
+        delete = asyncio.ensure_future(service.calls.run(om.keys.delete, "vol1", "bkt1", "k"))
         await asyncio.sleep(0.1)
-        lookup = asyncio.ensure_future(service._run(om.lookup_key, "vol1", "bkt1", "k"))
+        lookup = asyncio.ensure_future(service.calls.run(om.keys.lookup, "vol1", "bkt1", "k"))
         await asyncio.sleep(0.2)
         assert not delete.done() and not lookup.done()  # both saw what is not in om.db yet
         gate.set()
@@ -85,7 +85,7 @@ def test_a_read_with_nothing_unflushed_is_answered_at_once(tmp_path: Path) -> No
 
     async def main() -> None:
         service = OzoneManagerService(om, ThreadPoolExecutor(2), "om", "cid")
-        await asyncio.wait_for(service._run(om.lookup_key, "vol1", "bkt1", "k"), WAIT_S)
+        await asyncio.wait_for(service.calls.run(om.keys.lookup, "vol1", "bkt1", "k"), WAIT_S)
 
     asyncio.run(main())
 

@@ -53,7 +53,7 @@ def test_a_gateway_that_may_not_make_its_volume_does_not_start(
             await gateway.start()
             try:
                 assert gateway.serving and om.core is not None
-                assert om.core.info_volume("s3v").owner == "root"
+                assert om.core.volume_info("s3v").owner == "root"
             finally:
                 await gateway.stop()
         finally:

@@ -29,7 +29,7 @@ def test_a_bucket_name_taken_by_another_user_is_bucket_already_exists(gateway: G
     assert error_of(bob.create_bucket, Bucket="alices") == (409, "BucketAlreadyExists")
     alice.create_bucket(Bucket="alices")  # your own again: 200 in us-east-1, as Amazon answers
     assert gateway.om.core is not None
-    assert gateway.om.core.info_bucket("s3v", "alices").owner == "alice"
+    assert gateway.om.core.bucket_info("s3v", "alices").owner == "alice"
 
 
 def test_get_bucket_acl_names_the_s3_user_who_created_it(gateway: GatewayOnThread) -> None:

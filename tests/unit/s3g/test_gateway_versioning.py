@@ -117,7 +117,7 @@ def test_a_control_character_never_reaches_the_version_listing(gateway: GatewayO
     core = gateway.om.core
     assert core is not None
     volume = gateway.gateway.settings.volume
-    current = core.find_key(volume, bucket, "doc")
+    current = core.keys.find(volume, bucket, "doc")
     assert current is not None
     legacy = replace(current, key="doc\x00" + "0" * 16, delete_marker=True, version_seq=1 << 40)
     core.store.write(

@@ -13,7 +13,7 @@ from tests.unit.s3g.gateway_harness import with_gateway
 
 def test_list_multipart_uploads_knows_a_page_of_1000_is_truncated(tmp_path: Path) -> None:
     def setup(om: OzoneManager) -> None:
-        om.create_bucket("s3v", "bkt")
+        om.buckets.create("s3v", "bkt")
         mpu = MultipartManager(om)
         for i in range(1001):
             mpu.initiate("s3v", "bkt", f"k{i:04d}")

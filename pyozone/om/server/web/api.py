@@ -120,29 +120,29 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
 
     async def volumes(q: Query) -> dict[str, Any]:
         om, at = browsing(q), cursor(q)
-        records = await read(om.list_volumes, at.prefix, at.start_after, at.limit + 1)
+        records = await read(om.volumes.list, at.prefix, at.start_after, at.limit + 1)
         return page(records, at, lambda r: r.volume, render_volume, None)
 
     async def volume(q: Query) -> dict[str, Any]:
         om = browsing(q)
-        return render_volume(await read(om.info_volume, q.path("volume")))
+        return render_volume(await read(om.volume_info, q.path("volume")))
 
     async def buckets(q: Query) -> dict[str, Any]:
         om, at, name = browsing(q), cursor(q), q.path("volume")
-        parent: VolumeRecord = await read(om.info_volume, name)
-        records = await read(om.list_buckets, name, at.prefix, at.start_after, at.limit + 1)
+        parent: VolumeRecord = await read(om.volume_info, name)
+        records = await read(om.buckets.list, name, at.prefix, at.start_after, at.limit + 1)
         total = None if at.prefix else parent.used_namespace
         return page(records, at, lambda r: r.bucket, render_bucket, total)
 
     async def bucket(q: Query) -> dict[str, Any]:
         om = browsing(q)
-        return render_bucket(await read(om.info_bucket, q.path("volume"), q.path("bucket")))
+        return render_bucket(await read(om.bucket_info, q.path("volume"), q.path("bucket")))
 
     async def keys(q: Query) -> dict[str, Any]:
         om, at = browsing(q), cursor(q)
         name = (q.path("volume"), q.path("bucket"))
-        parent: BucketRecord = await read(om.info_bucket, *name)
-        records = await read(om.list_keys, *name, at.prefix, at.start_after, at.limit + 1)
+        parent: BucketRecord = await read(om.bucket_info, *name)
+        records = await read(om.keys.list, *name, at.prefix, at.start_after, at.limit + 1)
         total = None if at.prefix else parent.used_namespace
         return page(records, at, lambda r: r.key, render_key, total)
 
@@ -151,7 +151,7 @@ def om_api(daemon: OmDaemon) -> dict[str, ApiHandler]:
         name = q.str("name")
         if not name:
             raise BadQuery("name: the key's name is required")
-        located = await read(om.lookup_key, q.path("volume"), q.path("bucket"), name)
+        located = await read(om.keys.lookup, q.path("volume"), q.path("bucket"), name)
         return key_dict(wire.located_key_view(located.key, located.where()), locations=True)
 
     async def open_keys(q: Query) -> dict[str, Any]:

@@ -348,7 +348,7 @@ def test_an_om_db_a_lone_om_wrote_is_refused_as_a_member_of_a_service(tmp_path: 
         )
         await lone.start()
         try:
-            lone.core.create_volume("written-alone", "me", 0, 0, ())  # type: ignore[union-attr]
+            lone.core.volumes.create("written-alone", "me", 0, 0, ())  # type: ignore[union-attr]
         finally:
             await lone.stop(0.2)
         with pytest.raises(ServerStartError, match="holds a namespace a lone OM wrote"):

@@ -75,7 +75,7 @@ def volume(core: OzoneManager, name: str) -> Any:
     async def run() -> Any:
         job = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(
-            None, job.run, core.create_volume, name, "me", 0, 0, ()
+            None, job.run, core.volumes.create, name, "me", 0, 0, ()
         )
 
     return run
@@ -107,7 +107,7 @@ def test_a_step_down_drops_uncommitted_writes_and_refuses_their_callers(tmp_path
             await submitted(member, 2)
             assert store.get(VOLUME_TABLE, volume_key("lost")) is not None  # executed, not committed
             # another leader's entry (term 2) is applied instead of ours
-            other = om_records.encode_volume(core.info_volume("kept"))
+            other = om_records.encode_volume(core.volume_info("kept"))
             member.role, member.term, member.leader = RaftPeerRole.FOLLOWER, 2, "om2"
             replication.apply(
                 LogEntry(2, 3, entry_to_bytes([(VOLUME_TABLE, volume_key("theirs"), other)], []))
@@ -206,7 +206,7 @@ def answered_volume(core: OzoneManager, name: str) -> Any:
     async def run() -> Any:
         job = contextvars.copy_context()
         record = await asyncio.get_running_loop().run_in_executor(
-            None, job.run, core.create_volume, name, "me", 0, 0, ()
+            None, job.run, core.volumes.create, name, "me", 0, 0, ()
         )
         return wire.volume_answer("createVolume", record)
 
@@ -312,7 +312,7 @@ def test_a_cancelled_caller_leaves_its_call_running_and_a_waiting_retry_answered
         async def create_then_wait() -> Any:
             await staged()
             await release.wait()  # e.g. openKey signing its block tokens after it staged the open key
-            return wire.volume_answer("createVolume", core.info_volume("vol"))
+            return wire.volume_answer("createVolume", core.volume_info("vol"))
 
         try:
             first = asyncio.create_task(replication.serve("createVolume", create_then_wait, Named(1)))

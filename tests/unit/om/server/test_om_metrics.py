@@ -113,8 +113,8 @@ def test_the_daemon_counts_requests_namespace_and_services(tmp_path: Path) -> No
 
 def test_counts_are_reused_until_something_changes(tmp_path: Path) -> None:
     om = make_om(tmp_path)
-    om.create_volume("vol1")
-    om.create_bucket("vol1", "bkt")
+    om.volumes.create("vol1")
+    om.buckets.create("vol1", "bkt")
     executor = ThreadPoolExecutor(1)
     version = [0]
     now = [100.0]
@@ -129,7 +129,7 @@ def test_counts_are_reused_until_something_changes(tmp_path: Path) -> None:
         assert too_old is not None and too_old.result().volumes == 1
         assert counter.refresh(30) is None
         version[0] += 1  # a request that may change the namespace
-        om.create_volume("vol2")
+        om.volumes.create("vol2")
         changed = counter.refresh(30)
         assert changed is not None and changed.result().volumes == 2
 
