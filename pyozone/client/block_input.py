@@ -114,25 +114,32 @@ class BlockInputStream:
         return self.location.length
 
     async def read(self, offset: int, n: int) -> bytes:
-        """Up to `n` bytes from `offset` within the block (fewer at a chunk's end); b"" past the end.
+        """Up to `n` bytes from `offset` within the block (fewer at a fetched range's end), as bytes of the
+        caller's own; b"" past the end."""
+        return bytes(await self.view(offset, n))
 
-        While the caller consumes one chunk the next one is already being read (one chunk ahead), so
+    async def view(self, offset: int, n: int) -> memoryview:
+        """Up to `n` bytes from `offset` within the block (fewer at a fetched range's end), without a copy:
+        a view of the fetched range, valid only until the next `view`, `read` or `release` of this block,
+        which may receive into its buffer again. The caller copies what it keeps (KeyInputStream copies
+        straight into its result or the caller's buffer: a read's one copy). Empty past the end.
+
+        While the caller consumes one range the next one is already being read (one range ahead), so
         the datanode's disk read and the transfer overlap the caller's work."""
         if offset >= self.length or n <= 0:
-            return b""
+            return memoryview(b"")
         if not self._cache_start <= offset < self._cache_start + len(self._cache):
             old = self._cache
             self._cache_start, self._cache = await self._take_ahead(offset) or await self._fetch(offset)
             if isinstance(old, memoryview) and isinstance(old.obj, bytearray):
-                self._spare = old.obj  # the caller got copies, and no thread writes into it any more
+                self._spare = old.obj  # the caller is done with its views, and no thread writes into it
             following = self._cache_start + len(self._cache)
             if following < self.length:
                 task = asyncio.ensure_future(self._fetch(following))
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read by _take_ahead
                 self._ahead = (following, task)
         skip = offset - self._cache_start
-        # The one copy of a read: the caller gets bytes of its own; the buffer may be read into again.
-        return bytes(memoryview(self._cache)[skip : skip + min(n, self.length - offset)])
+        return memoryview(self._cache)[skip : skip + min(n, self.length - offset)]
 
     async def _take_ahead(self, offset: int) -> tuple[int, Data] | None:
         """The chunk read ahead, if it starts at `offset`; a read ahead of another place is dropped."""

@@ -8,6 +8,7 @@ a key of any size.
 
 from __future__ import annotations
 
+import io
 import os
 from bisect import bisect_right
 from collections.abc import AsyncIterator
@@ -77,26 +78,55 @@ class KeyInputStream:
         return self._pos
 
     async def read(self, n: int = -1) -> bytes:
-        """Up to `n` bytes from the current position (all the rest when n < 0); b"" at the end."""
+        """Up to `n` bytes from the current position (all the rest when n < 0); b"" at the end.
+
+        Each byte is copied once, from the range received from the datanode into the result: a read within
+        one range is that slice's copy; a longer one is written piece by piece into a BytesIO, whose
+        getvalue hands over its buffer without a further copy."""
         end = self.size if n < 0 else min(self.size, self._pos + n)
-        pieces: list[bytes] = []
-        while self._pos < end:
-            piece = await self._read_some(end - self._pos)
-            pieces.append(piece)
-            self._pos += len(piece)
-        return b"".join(pieces)
+        if self._pos >= end:
+            return b""
+        first = await self._piece(self._pos, end - self._pos)
+        if self._pos + len(first) == end:
+            self._pos = end
+            return first if isinstance(first, bytes) else bytes(first)
+        out, at = io.BytesIO(), self._pos + len(first)
+        out.write(first)
+        while at < end:  # `first` is no longer valid here: the next piece may reuse its buffer
+            piece = await self._piece(at, end - at)
+            out.write(piece)
+            at += len(piece)
+        self._pos = end
+        return out.getvalue()
+
+    async def readinto(self, buffer: memoryview) -> int:
+        """Fills `buffer` (a writable byte view) from the current position as far as the key goes: each
+        byte copied once, from the range received from the datanode into the caller's memory. 0 at the end."""
+        end = min(self.size, self._pos + len(buffer))
+        at = self._pos
+        while at < end:
+            piece = await self._piece(at, end - at)
+            buffer[at - self._pos : at - self._pos + len(piece)] = piece
+            at += len(piece)
+        done, self._pos = at - self._pos, at
+        return done
 
     async def readall(self) -> bytes:
         return await self.read(-1)
 
-    async def _read_some(self, n: int) -> bytes:
-        index = bisect_right(self._starts, self._pos) - 1
+    async def _piece(self, pos: int, n: int) -> bytes | memoryview:
+        """Up to `n` bytes at `pos`, within one block: a view (valid until the next piece of the block) or
+        bytes of their own (an EC group's)."""
+        index = bisect_right(self._starts, pos) - 1
         if index != self._current:
             if self._current is not None:
                 await self._blocks[self._current].release()
             self._current = index
         block = self._blocks[index]
-        piece = await block.read(self._pos - block.location.offset, n)
+        offset = pos - block.location.offset
+        piece = await (
+            block.read(offset, n) if isinstance(block, ECBlockInputStream) else block.view(offset, n)
+        )
         if not piece:
             raise BlockReadError(f"key {self._name()}: block {block.location.block_name} ended early")
         return piece

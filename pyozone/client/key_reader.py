@@ -17,20 +17,23 @@ import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from pyozone.client.crypto_streams import CryptoKeyInputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.hdds.om_views import KeyInfo
 
 T = TypeVar("T")
+Stream = KeyInputStream | CryptoKeyInputStream
+"""A key's plaintext: its stream, or the stream decrypting it (an encrypted key)."""
 _WHENCES = (os.SEEK_SET, os.SEEK_CUR, os.SEEK_END)
 _closing: set[asyncio.Task[None]] = set()
 
 
 class KeyReader(io.RawIOBase):
-    def __init__(self, loop: asyncio.AbstractEventLoop, stream: KeyInputStream) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, stream: Stream) -> None:
         """`loop`: the running loop (on another thread) that owns `stream`."""
         super().__init__()
         self._loop = loop
-        self._stream: KeyInputStream | None = stream  # dropped at close, with the channels it references
+        self._stream: Stream | None = stream  # dropped at close, with the channels it references
         self._pid = os.getpid()
         self.info: KeyInfo = stream.info
         self.size = stream.size
@@ -57,7 +60,7 @@ class KeyReader(io.RawIOBase):
             return f"opened in process {self._pid} before a fork"
         return "its client is closed" if self._loop.is_closed() else None
 
-    def _live(self) -> KeyInputStream:
+    def _live(self) -> Stream:
         self._checkClosed()  # type: ignore[attr-defined]  # io's own check, present on every IOBase
         assert self._stream is not None  # only close() drops it
         return self._stream
@@ -69,8 +72,12 @@ class KeyReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:  # collections.abc.Buffer from Python 3.12
+        """Copies straight from the received range into `buffer` (KeyInputStream.readinto); an encrypted
+        key's plaintext is decrypted into bytes first."""
         stream = self._live()
         view = memoryview(buffer).cast("B")
+        if isinstance(stream, KeyInputStream):
+            return self._run(stream.readinto(view))
         data = self._run(stream.read(len(view)))
         view[: len(data)] = data
         return len(data)
