@@ -379,8 +379,9 @@ def check_customer_key(upload: MultipartUploadRecord, customer_key_md5: str) -> 
         return
     encryption = upload.encryption
     if encryption is None or encryption.algorithm is not SseAlgorithm.SSE_C:
-        raise OMException(
-            OMResultCode.INVALID_REQUEST, f"{upload.key}: upload {upload.upload_id} is not SSE-C encrypted"
+        raise OMException(  # S3's code and words for it (s3g/om_errors.py reads the code before ": ")
+            OMResultCode.INVALID_REQUEST,
+            "InvalidRequest: The encryption parameters are not applicable to this object.",
         )
     if encryption.customer_key_md5 != customer_key_md5:
         raise OMException(

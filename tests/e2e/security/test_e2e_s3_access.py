@@ -279,14 +279,12 @@ def test_s3_sse_header_refusals(users: Users) -> None:
     assert [o["Key"] for o in alice.list_objects_v2(**base)["Contents"]] == ["keyed", "plain"]
 
 
-def test_an_sse_c_key_on_a_plain_upload_s_completion(users: Users, request: pytest.FixtureRequest) -> None:
+def test_an_sse_c_key_on_a_plain_upload_s_completion(users: Users) -> None:
     """An SSE-C key on the completion of an upload that is not SSE-C is 400 InvalidRequest, as Amazon
     answers SSE-C parameters for an object not written with them ("The encryption parameters are not
-    applicable to this object."). OM refuses it INVALID_REQUEST without naming an S3 code, which the
-    gateway answers InvalidArgument (om/multipart.check_customer_key: an OM change, reported)."""
+    applicable to this object."), named by OM's INVALID_REQUEST (om/multipart.check_customer_key)."""
     if not users.secure:
         pytest.skip("over plain HTTP the key is refused for its transport (test_s3_sse_header_refusals)")
-    request.applymarker(pytest.mark.xfail(strict=True, reason="OM's refusal names no S3 code"))
     public_s3(users)
     alice = s3_client(users, "alice")
     alice.create_bucket(Bucket="plain-completion")
