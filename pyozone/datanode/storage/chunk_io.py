@@ -2,9 +2,7 @@
 
 Positional I/O (pwrite/pread) with no shared file offset, so a reader never disturbs a writer and no
 file handle has to stay open between requests. Writes are not fsynced here: the container fsyncs a
-block file once, at putBlock, before its metadata is committed (one fsync per block, not per chunk);
-the blocks of a group commit together (`sync_files`, on a few shared threads: the filesystem merges
-concurrent fsyncs into one journal commit, so a batch waits for the disk about once, not once a file).
+block file once, at putBlock, before its metadata is committed (one fsync per block, not per chunk).
 
 Every chunk a client, a pipeline member, a datastream or an EC reconstruction writes or reads passes
 through write_at, read_at or send_at, so these time it and tell the volume's IOStats (bytes, ops, latency:
@@ -16,9 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from time import perf_counter
 from typing import BinaryIO, Protocol
@@ -101,35 +96,9 @@ def send_at(conn: socket.socket, file: BinaryIO, offset: int, length: int, stats
     return sent
 
 
-SYNC_WORKERS = 8
-"""The threads `sync_files` fsyncs on, shared by the process's volumes (created at the first batch)."""
-_sync_pool: ThreadPoolExecutor | None = None
-_sync_pool_lock = threading.Lock()
-
-
 def sync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def sync_files(paths: Sequence[Path]) -> list[bool]:
-    """Syncs the files at once, on the shared threads (a lone one on the calling thread); each: whether it
-    was there (False: no such file). Any other OSError raises (the first, in order)."""
-    if len(paths) <= 1:
-        return [_sync_if_there(path) for path in paths]
-    global _sync_pool
-    with _sync_pool_lock:
-        if _sync_pool is None:
-            _sync_pool = ThreadPoolExecutor(SYNC_WORKERS, thread_name_prefix="chunk-sync")
-    return list(_sync_pool.map(_sync_if_there, paths))
-
-
-def _sync_if_there(path: Path) -> bool:
-    try:
-        sync_file(path)
-    except FileNotFoundError:
-        return False
-    return True

@@ -388,12 +388,19 @@ class KeyValueContainer(ContainerReplica):
     def _sync_files(self, blocks: Sequence[BlockData]) -> None:
         """Syncs the files of the blocks that name chunks, then the chunks directory if any of them is not
         committed yet (its file is new); a file not there is skipped (its block is refused after)."""
-        chunks_dir = self.chunks_dir
-        named = [block.block_id.local_id for block in blocks if block.chunks]
+        new_file = False
         try:
-            there = chunk_io.sync_files([chunk_io.block_file(chunks_dir, lid) for lid in named])
-            if any(self.db.block(lid) is None for lid, found in zip(named, there, strict=True) if found):
-                fsync_dir(chunks_dir)
+            for block in blocks:
+                if not block.chunks:
+                    continue
+                lid = block.block_id.local_id
+                try:
+                    chunk_io.sync_file(chunk_io.block_file(self.chunks_dir, lid))
+                except FileNotFoundError:
+                    continue
+                new_file = new_file or self.db.block(lid) is None
+            if new_file:
+                fsync_dir(self.chunks_dir)
         except (OSError, DBError) as e:
             raise io_error(self.volume, f"sync {_named([(b, 0) for b in blocks])}", e) from None
 

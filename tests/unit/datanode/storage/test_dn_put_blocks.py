@@ -92,26 +92,3 @@ def test_block_files_are_synced_outside_the_container_lock(
         release.set()
         assert put.result(10) == [None]
     assert container.bcsid == 1 and read_block(container, other) == payload(2, 100)
-
-
-def test_sync_files_syncs_together_and_tells_which_files_were_there(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every file is synced, on more than one thread for a batch; a missing one is reported, not raised."""
-    paths = [tmp_path / f"{n}.block" for n in range(6)]
-    for path in paths[:5]:
-        path.write_bytes(b"x")
-    threads: set[str] = set()
-    sync_file = chunk_io.sync_file
-    both = threading.Barrier(2, timeout=10)
-
-    def seen(path: Path) -> None:
-        threads.add(threading.current_thread().name)
-        if path in paths[:2]:
-            both.wait()  # the first two are synced at the same time
-        sync_file(path)
-
-    monkeypatch.setattr(chunk_io, "sync_file", seen)
-    assert chunk_io.sync_files(paths) == [True] * 5 + [False]
-    assert len(threads) >= 2 and all(t.startswith("chunk-sync") for t in threads)
-    assert chunk_io.sync_files([paths[5]]) == [False]
