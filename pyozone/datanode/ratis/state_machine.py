@@ -108,6 +108,8 @@ REFUSED_DIR = "refused"
 _BlockKey = tuple[int, int]
 _Extent = tuple[_BlockKey, int, int]
 """A chunk of a block: (block, offset, length)."""
+MAX_SMALL_FILES = 64
+"""The most putSmallFile entries applied together (`_SmallFiles`)."""
 _DATA_GONE = frozenset(result_code(r) for r in ("UNABLE_TO_FIND_CHUNK", "CHECKSUM_MISMATCH"))
 
 
@@ -198,6 +200,8 @@ class ContainerStateMachine:
         self._acknowledged: dict[_BlockKey, dict[int, ChunkInfo]] = {}
         """The chunks whose bytes entries' data stages wrote here (by offset; replayed ones: written before
         the restart, maybe not synced), until their container closes."""
+        self._small_files: dict[int, _SmallFiles] = {}
+        """The batch of putSmallFile entries each container's next ones may join (`_SmallFiles`)."""
         self._logging: dict[_Extent, list[_Logging]] = {}
         """The writes this member, leading, is putting into the log (`logging_write`), by their chunk, in
         the order they came."""
@@ -301,7 +305,14 @@ class ContainerStateMachine:
         mine: asyncio.Future[None] = loop.create_future()
         self._container_tails[cid] = mine
         self._handed[entry.index] = TermIndex(entry.term, entry.index)
-        task = loop.create_task(self._apply(entry, request, written, previous, mine))
+        batch = self._small_files.pop(cid, None)  # any other entry of the container ends the batch
+        if request.cmdType != CommandType.PutSmallFile:
+            batch = None
+        else:
+            batch = batch if batch is not None and batch.joinable(request) else _SmallFiles()
+            batch.join(request, entry.index, written)
+            self._small_files[cid] = batch
+        task = loop.create_task(self._apply(entry, request, written, previous, mine, batch))
         task.add_done_callback(partial(self._cancelled_unstarted, cid, mine))
         return task
 
@@ -312,6 +323,7 @@ class ContainerStateMachine:
         written: Response | None,
         previous: asyncio.Future[None] | None,
         mine: asyncio.Future[None],
+        batch: _SmallFiles | None,
     ) -> Response:
         cid = request.containerID
         raised = False
@@ -327,9 +339,12 @@ class ContainerStateMachine:
                 )  # fmt: skip
             assert self._permits is not None
             async with self._permits:
-                response = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self.dispatcher.apply_entry, request, entry.index, written
-                )
+                if batch is None:
+                    response = await asyncio.get_running_loop().run_in_executor(
+                        self._executor, self.dispatcher.apply_entry, request, entry.index, written
+                    )
+                else:
+                    response = await self._apply_small_files(cid, batch, entry.index)
             response.logIndex = entry.index  # Ratis's RaftClientReply.logIndex: a putBlock's BCSID
             what = f"entry {entry.index} ({command_name(request.cmdType)})"
             if not (succeeded(response.result) or refused_alike(response.result)):
@@ -364,6 +379,19 @@ class ContainerStateMachine:
                 del self._container_tails[cid]
             if not mine.cancelled() and not raised:  # the applied point stays before an entry that raised
                 self._applied_one(entry.index)
+
+    async def _apply_small_files(self, cid: int, batch: _SmallFiles, index: int) -> Response:
+        """Entry `index`'s answer from its batch, which its first entry runs (on the executor) once the
+        container's earlier entries are applied; the later ones, each after the one before it as any
+        entry, find their answers there."""
+        if batch.answers is None:
+            batch.started = True
+            if self._small_files.get(cid) is batch:
+                del self._small_files[cid]
+            batch.answers = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self.dispatcher.apply_small_files, batch.entries
+            )
+        return batch.answers[batch.indexes.index(index)]
 
     def _cancelled_unstarted(
         self, cid: int, mine: asyncio.Future[None], task: asyncio.Task[Response]
@@ -713,6 +741,30 @@ def _named_chunks(request: Request) -> list[ChunkInfo]:
     if request.HasField("putBlock"):
         return list(wire.put_block_from_proto(request.putBlock, cid, "putBlock").chunks)
     return []
+
+
+@dataclass
+class _SmallFiles:
+    """Consecutive putSmallFile entries of one container applied together, with one fsync of its chunks
+    directory and one synced DB batch (`Dispatcher.apply_small_files`), as Ratis' log worker flushes the
+    entries appended meanwhile at once. Entries join while its first waits for the container's earlier
+    entries; each is still answered, and counted applied, in log order after the one before it."""
+
+    entries: list[tuple[Request, int, Response | None]] = field(default_factory=list)
+    indexes: list[int] = field(default_factory=list)
+    blocks: set[_BlockKey] = field(default_factory=set)
+    started: bool = False
+    answers: list[Response] | None = None
+
+    def joinable(self, request: Request) -> bool:
+        """Not run yet, not full, and not about the request's block (each block is put once a batch)."""
+        full = len(self.entries) >= MAX_SMALL_FILES
+        return not (self.started or full) and _block_key(request) not in self.blocks
+
+    def join(self, request: Request, index: int, written: Response | None) -> None:
+        self.entries.append((request, index, written))
+        self.indexes.append(index)
+        self.blocks.add(_block_key(request))
 
 
 @dataclass

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -339,35 +339,86 @@ class KeyValueContainer(ContainerReplica):
         bcsid 0 (a write outside the pipeline) overwrites the block and leaves the BCSID alone (Ozone).
         """
         self._check_block_id(block.block_id)
-        lid = block.block_id.local_id
+        refused = self.put_blocks([(block, bcsid)])[0]
+        if refused is not None:
+            raise refused
+
+    def put_blocks(self, blocks: Sequence[tuple[BlockData, int]]) -> list[ContainerError | None]:
+        """Commits distinct blocks in order, each as `put_block` would, with one fsync of the chunks
+        directory and one synced DB batch for them all (a group commit, as Ratis' log worker flushes the
+        entries appended meanwhile at once): the applies of one pipeline's small files that were queued
+        together. Returns each block's refusal (None: committed, or a replay); a refusal of the container
+        as a whole, or an I/O error, raises for all of them and commits none. The block files (and the
+        directory) are synced before the lock is taken, so that the data stages writing the next entries'
+        chunks do not wait for the disk; a block then refused had its file synced for nothing."""
+        self._sync_files([block for block, _ in blocks])
         with self._lock:
             self._check_writable()
-            if bcsid != 0 and bcsid <= self.bcsid:
-                return
-            self._check_not_finalized(block.block_id)
-            stored = self.db.block(lid)
-            is_new = stored is None
-            path = chunk_io.block_file(self.chunks_dir, lid)
-            if chunk_io.file_size(path) < block.file_length:
-                raise ContainerError(
-                    Result.UNABLE_TO_FIND_CHUNK, f"{block.block_id}: chunks were not written"
-                )
-            committed = () if stored is None else BlockData.from_json(stored).chunks
-            self._check_chunks(block, committed, path)
-            new_bcsid, key_count = bcsid or self.bcsid, self.key_count + is_new
+            refusals: list[ContainerError | None] = []
+            records: list[tuple[int, bytes]] = []
+            grown: list[tuple[int, int]] = []
+            bcsid, key_count = self.bcsid, self.key_count
+            for block, block_bcsid in blocks:
+                try:
+                    is_new = self._check_put(block, block_bcsid, bcsid)
+                except ContainerError as e:
+                    refusals.append(e)
+                    continue
+                refusals.append(None)
+                if is_new is None:  # a replay
+                    continue
+                lid = block.block_id.local_id
+                records.append((lid, block.with_bcsid(block_bcsid).to_json()))
+                grown.append((lid, block.file_length))
+                bcsid, key_count = block_bcsid or bcsid, key_count + is_new
+            if not records:
+                return refusals
             try:
-                if block.chunks:
-                    chunk_io.sync_file(path)
-                    if is_new:
-                        fsync_dir(self.chunks_dir)
                 self.db.commit(
-                    put_blocks=[(lid, block.with_bcsid(bcsid).to_json())],
-                    counters={BCSID: new_bcsid, BLOCK_COUNT: key_count, BYTES_USED: self.used_bytes},
+                    put_blocks=records,
+                    counters={BCSID: bcsid, BLOCK_COUNT: key_count, BYTES_USED: self.used_bytes},
                 )
             except (OSError, DBError) as e:
-                raise io_error(self.volume, f"put block {block.block_id}", e) from None
-            self.bcsid, self.key_count = new_bcsid, key_count
-            self._forget(lid, block.file_length)
+                raise io_error(self.volume, f"put {_named(blocks)}", e) from None
+            self.bcsid, self.key_count = bcsid, key_count
+            for lid, length in grown:
+                self._forget(lid, length)
+            return refusals
+
+    def _sync_files(self, blocks: Sequence[BlockData]) -> None:
+        """Syncs the files of the blocks that name chunks, then the chunks directory if any of them is not
+        committed yet (its file is new); a file not there is skipped (its block is refused after)."""
+        new_file = False
+        try:
+            for block in blocks:
+                if not block.chunks:
+                    continue
+                lid = block.block_id.local_id
+                try:
+                    chunk_io.sync_file(chunk_io.block_file(self.chunks_dir, lid))
+                except FileNotFoundError:
+                    continue
+                new_file = new_file or self.db.block(lid) is None
+            if new_file:
+                fsync_dir(self.chunks_dir)
+        except (OSError, DBError) as e:
+            raise io_error(self.volume, f"sync {_named([(b, 0) for b in blocks])}", e) from None
+
+    def _check_put(self, block: BlockData, bcsid: int, current: int) -> bool | None:
+        """`put_blocks`' checks of one block against the container's BCSID `current`, under the lock:
+        whether the block is new (None: a replay)."""
+        self._check_block_id(block.block_id)
+        if bcsid != 0 and bcsid <= current:
+            return None
+        self._check_not_finalized(block.block_id)
+        lid = block.block_id.local_id
+        stored = self.db.block(lid)
+        path = chunk_io.block_file(self.chunks_dir, lid)
+        if chunk_io.file_size(path) < block.file_length:
+            raise ContainerError(Result.UNABLE_TO_FIND_CHUNK, f"{block.block_id}: chunks were not written")
+        committed = () if stored is None else BlockData.from_json(stored).chunks
+        self._check_chunks(block, committed, path)
+        return stored is None
 
     def finalize_block(self, block_id: BlockID) -> BlockData:
         """Marks a committed block finalized, persisted with its record (Ozone's BlockManager
@@ -639,3 +690,7 @@ def _extent(chunk: ChunkInfo) -> tuple[int, int, ChecksumData]:
 def _check_block_bcsid(block_id: BlockID, block_bcsid: int, wanted: int | None) -> None:
     if wanted is not None and block_bcsid < wanted:
         raise ContainerError(Result.BCSID_MISMATCH, f"{block_id} is at BCSID {block_bcsid}, not {wanted}")
+
+
+def _named(blocks: Sequence[tuple[BlockData, int]]) -> str:
+    return f"block {blocks[0][0].block_id}" if len(blocks) == 1 else f"{len(blocks)} blocks"

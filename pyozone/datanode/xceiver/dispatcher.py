@@ -257,18 +257,71 @@ class Dispatcher:
         self.ops.add(request.cmdType)
         return self._answer(request, lambda: self._commit_stage(request, index, written))
 
+    def apply_small_files(self, entries: Sequence[tuple[Request, int, Response | None]]) -> list[Response]:
+        """`apply_entry` for putSmallFile entries of one container queued together, in log order, each
+        (request, index, written): each is checked as `apply_entry` checks it, and the blocks of those
+        that pass are committed at their BCSIDs with one fsync of the chunks directory and one synced DB
+        batch (`KeyValueContainer.put_blocks`); the answers, in the same order."""
+        answers: list[Response | None] = []
+        staged: list[tuple[int, BlockData]] = []
+        container: KeyValueContainer | None = None
+        for request, index, written in entries:
+            self.ops.add(request.cmdType)
+            try:
+                container, block = self._small_file_commit(request, index, written, container)
+            except Exception as e:
+                answers.append(self._answer_error(request, e))
+                continue
+            staged.append((len(answers), block))
+            answers.append(None)
+        if container is not None:
+            at = [(block, entries[i][1]) for i, block in staged]
+            try:
+                with self._bcsid_locks[container.container_id % _BCSID_STRIPES]:
+                    refusals: list[Exception | None] = list(container.put_blocks(at))
+            except Exception as e:
+                refusals = [e] * len(staged)
+            for (i, block), refused in zip(staged, refusals, strict=True):
+                request, index = entries[i][0], entries[i][1]
+                answers[i] = (
+                    self._answer_error(request, refused)
+                    if refused is not None
+                    else wire.succeeded(request, wire.put_small_file_answer(block.with_bcsid(index)))
+                )
+        return [answer for answer in answers if answer is not None]
+
+    def _small_file_commit(
+        self, request: Request, index: int, written: Response | None, same: KeyValueContainer | None
+    ) -> tuple[KeyValueContainer, BlockData]:
+        """A putSmallFile's COMMIT-stage checks (`_commit_stage`): its container, which must be `same`
+        (if given), and the block it commits."""
+        if request.cmdType != CommandType.PutSmallFile:
+            raise ProtocolError("cmdType", "is not putSmallFile")
+        small = request.putSmallFile
+        block, chunk = _small_file(small, request.containerID)
+        container = self._logged_writable(request, small.block.blockData.blockID.replicaIndex, index)
+        if same is not None and container is not same:
+            raise ProtocolError("containerID", "differs from the other entries applied with it")
+        _refuse_other_chunks(container, block.block_id, chunk)
+        container.refuse_if_finalized(block.block_id)
+        _raise_refusal(written)
+        return container, replace(block, chunks=(chunk,))
+
     def _answer(self, request: Request, run: Callable[[], Response]) -> Response:
         try:
             return wire.succeeded(request, run())
-        except (Refused, _Answered) as e:
-            return self._failed(request, e.result, str(e))
-        except ContainerError as e:
-            return self._failed(request, result_code(e.result), str(e.args[0]))
-        except ProtocolError as e:
-            return self._failed(request, _MALFORMED, str(e))
         except Exception as e:
-            log.exception("%s on container %d failed", command_name(request.cmdType), request.containerID)
-            return self._failed(request, _INTERNAL_ERROR, f"{type(e).__name__}: {e}")
+            return self._answer_error(request, e)
+
+    def _answer_error(self, request: Request, e: Exception) -> Response:
+        if isinstance(e, (Refused, _Answered)):
+            return self._failed(request, e.result, str(e))
+        if isinstance(e, ContainerError):
+            return self._failed(request, result_code(e.result), str(e.args[0]))
+        if isinstance(e, ProtocolError):
+            return self._failed(request, _MALFORMED, str(e))
+        log.error("%s on container %d failed", command_name(request.cmdType), request.containerID, exc_info=e)
+        return self._failed(request, _INTERNAL_ERROR, f"{type(e).__name__}: {e}")
 
     def _failed(self, request: Request, result: int, message: str) -> Response:
         level = logging.WARNING if result in _LOUD else logging.DEBUG
@@ -329,13 +382,8 @@ class Dispatcher:
                 block = self._commit(container, block, index)
             return wire.write_chunk_answer(block)
         if kind == CommandType.PutSmallFile:
-            small = request.putSmallFile
-            block, chunk = _small_file(small, request.containerID)
-            container = self._logged_writable(request, small.block.blockData.blockID.replicaIndex, index)
-            _refuse_other_chunks(container, block.block_id, chunk)
-            container.refuse_if_finalized(block.block_id)
-            _raise_refusal(written)
-            return wire.put_small_file_answer(self._commit(container, replace(block, chunks=(chunk,)), index))
+            container, block = self._small_file_commit(request, index, written, None)
+            return wire.put_small_file_answer(self._commit(container, block, index))
         return self._handle(request, index)
 
     def _logged_writable(self, request: Request, replica_index: int, index: int) -> KeyValueContainer:

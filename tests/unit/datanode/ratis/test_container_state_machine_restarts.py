@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from tests.unit.datanode.ratis.csm_helpers import (
     entries,
     feed,
     make_member,
+    piggybacked,
     replica,
     restarted,
     run,
@@ -90,17 +92,20 @@ def test_applies_on_the_executor_are_bounded(tmp_path: Path, executor: ThreadPoo
     containers, free to apply in parallel, run one at a time."""
     member = make_member(tmp_path, UUIDS[0], executor, max_pending_apply=1)
     running, most = [0], [0]
-    apply_entry = member.dispatcher.apply_entry
 
-    def counted(*args: Any) -> Any:
-        running[0] += 1
-        most[0] = max(most[0], running[0])
-        try:
-            return apply_entry(*args)
-        finally:
-            running[0] -= 1
+    def counted(apply: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            try:
+                return apply(*args)
+            finally:
+                running[0] -= 1
 
-    member.dispatcher.apply_entry = counted  # type: ignore[method-assign]
+        return run
+
+    member.dispatcher.apply_entry = counted(member.dispatcher.apply_entry)  # type: ignore[method-assign]
+    member.dispatcher.apply_small_files = counted(member.dispatcher.apply_small_files)  # type: ignore[method-assign]
     try:
         requests = [small_file(cid, 1, payload(cid, 5000)) for cid in range(1, 9)]
         assert results(run(feed(member, entries(requests), datas(requests)))) == ["SUCCESS"] * 8
@@ -181,7 +186,10 @@ def test_an_apply_cancelled_before_it_ran_is_not_applied_nor_snapshotted(
 
     member.dispatcher.apply_entry = held  # type: ignore[method-assign]
     try:
-        requests = [small_file(CID, n, payload(n, 10)) for n in (1, 2, 3)]
+        # entry 1 a writeChunk with its putBlock, not a small file: entries 2 and 3 are small files of one
+        # batch (`_SmallFiles`), whose first, entry 2, waits for entry 1
+        requests = [piggybacked(CID, 1, payload(1, 10))]
+        requests += [small_file(CID, n, payload(n, 10)) for n in (2, 3)]
         log = entries(requests)
 
         async def scenario() -> list[Any]:

@@ -1,0 +1,57 @@
+"""ContainerStateMachine: putSmallFile entries of one container handed to apply together are committed
+as one batch (`_SmallFiles`, `Dispatcher.apply_small_files`), each still answered alone and in log order.
+Harness: csm_helpers.py."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pyozone.proto import DatanodeClientProtocol_pb2 as pb
+from tests.unit.datanode.dns_helpers import chunk, close, get_small_file, payload, small_file
+from tests.unit.datanode.ratis.csm_helpers import CID, UUIDS, datas, entries, make_member, run
+
+
+def test_small_files_handed_together_commit_in_one_batch(
+    tmp_path: Path, executor: ThreadPoolExecutor
+) -> None:
+    """Six small files handed in one turn, the fourth refused by its data stage (checksums of other
+    bytes), then a close and a small file after it: the first six are applied in one batch (the close ends
+    it), each answered alone at its own index, the refused one CHECKSUM_MISMATCH without failing the
+    pipeline; the one after the close is refused; the container's BCSID is the last committed file's."""
+    member = make_member(tmp_path, UUIDS[0], executor)
+    batches: list[list[int]] = []
+    apply_small_files = member.dispatcher.apply_small_files
+
+    def recorded(batch: Any) -> Any:
+        batches.append([index for _, index, _ in batch])
+        return apply_small_files(batch)
+
+    member.dispatcher.apply_small_files = recorded  # type: ignore[method-assign]
+    requests = [small_file(CID, n, payload(n, 100)) for n in (1, 2, 3)]
+    requests.append(small_file(CID, 4, payload(4, 10), chunk("4_chunk", 0, payload(40, 10))))
+    requests += [small_file(CID, n, payload(n, 100)) for n in (5, 6)]
+    requests += [close(CID), small_file(CID, 8, payload(8, 100))]
+    log = entries(requests)
+
+    async def scenario() -> list[pb.ContainerCommandResponseProto]:
+        for entry, blob in zip(log, datas(requests), strict=True):
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+        return list(await asyncio.gather(*(member.sm.apply_async(e) for e in log)))
+
+    try:
+        answers = run(scenario())
+        names = [pb.Result.Name(a.result) for a in answers]
+        assert names == ["SUCCESS"] * 3 + ["CHECKSUM_MISMATCH"] + ["SUCCESS"] * 3 + ["CLOSED_CONTAINER_IO"]
+        assert batches == [[1, 2, 3, 4, 5, 6], [8]]
+        assert [a.logIndex for a in answers] == [e.index for e in log]
+        assert member.failures == [] and member.sm.failure is None
+        assert member.container().bcsid == 6
+        for lid in (1, 2, 3, 5, 6):
+            answer = member.ask(get_small_file(CID, lid, lid))
+            assert answer.result == pb.SUCCESS and answer.getSmallFile.data.data == payload(lid, 100)
+    finally:
+        member.node.close()
