@@ -106,17 +106,23 @@ class CryptoKeyInputStream:
 
     async def read(self, n: int = -1) -> bytes:
         """Up to `n` bytes (all the rest when n < 0) of plaintext from the current position."""
-        end = self.size if n < 0 else min(self.size, self.tell() + n)
-        pieces = []
-        while self.tell() < end:
-            offset = self.tell()
-            index = bisect_right(self._starts, offset) - 1
-            stretch_end = self._starts[index + 1] if index + 1 < len(self._starts) else self.size
-            data = await self._inner.read(min(end, stretch_end) - offset)
-            if not data:
-                break
-            start = self._starts[index]
-            pieces.append(CtrCipher(self._data_key, self._ivs[index], offset - start).update(data))
+        begin = self.tell()
+        end = self.size if n < 0 else min(self.size, begin + n)
+        pieces, offset = [], begin
+        try:
+            while offset < end:
+                index = bisect_right(self._starts, offset) - 1
+                stretch_end = self._starts[index + 1] if index + 1 < len(self._starts) else self.size
+                data = await self._inner.read(min(end, stretch_end) - offset)
+                if not data:
+                    break
+                pieces.append(
+                    CtrCipher(self._data_key, self._ivs[index], offset - self._starts[index]).update(data)
+                )
+                offset += len(data)
+        except BaseException:  # a failed read hands out nothing and leaves the position, as KeyInputStream's
+            self._inner.seek(begin)
+            raise
         return b"".join(pieces)
 
     async def readall(self) -> bytes:

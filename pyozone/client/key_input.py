@@ -40,6 +40,7 @@ class KeyInputStream:
         self._current: int | None = None  # the block read last, which holds buffers
         self._starts = [loc.offset for loc in info.locations]
         self._pos = 0
+        self._reading = False
         total = sum(loc.length for loc in info.locations)
         if total != self.size:
             raise BlockReadError(f"key {self._name()} has {self.size} bytes but its blocks hold {total}")
@@ -82,34 +83,53 @@ class KeyInputStream:
 
         Each byte is copied once, from the range received from the datanode into the result: a read within
         one range is that slice's copy; a longer one is written piece by piece into a BytesIO, whose
-        getvalue hands over its buffer without a further copy."""
-        end = self.size if n < 0 else min(self.size, self._pos + n)
-        if self._pos >= end:
-            return b""
-        first = await self._piece(self._pos, end - self._pos)
-        if self._pos + len(first) == end:
+        getvalue hands over its buffer without a further copy. A failed read hands out nothing and leaves
+        the position; reads of one stream run one at a time (`_begin`)."""
+        start = self._begin()
+        try:
+            end = self.size if n < 0 else min(self.size, start + n)
+            if start >= end:
+                return b""
+            first = await self._piece(start, end - start)
+            if start + len(first) == end:
+                self._pos = end
+                return first if isinstance(first, bytes) else bytes(first)
+            out, at = io.BytesIO(), start + len(first)
+            out.write(first)
+            while at < end:  # `first` is no longer valid here: the next piece may reuse its buffer
+                piece = await self._piece(at, end - at)
+                out.write(piece)
+                at += len(piece)
             self._pos = end
-            return first if isinstance(first, bytes) else bytes(first)
-        out, at = io.BytesIO(), self._pos + len(first)
-        out.write(first)
-        while at < end:  # `first` is no longer valid here: the next piece may reuse its buffer
-            piece = await self._piece(at, end - at)
-            out.write(piece)
-            at += len(piece)
-        self._pos = end
-        return out.getvalue()
+            return out.getvalue()
+        finally:
+            self._reading = False
 
     async def readinto(self, buffer: memoryview) -> int:
         """Fills `buffer` (a writable byte view) from the current position as far as the key goes: each
-        byte copied once, from the range received from the datanode into the caller's memory. 0 at the end."""
-        end = min(self.size, self._pos + len(buffer))
-        at = self._pos
-        while at < end:
-            piece = await self._piece(at, end - at)
-            buffer[at - self._pos : at - self._pos + len(piece)] = piece
-            at += len(piece)
-        done, self._pos = at - self._pos, at
-        return done
+        byte copied once, from the range received from the datanode into the caller's memory. 0 at the end.
+        A failed read leaves the position (what it copied into `buffer` by then is verified bytes of the
+        key at their offsets)."""
+        start = self._begin()
+        try:
+            end = min(self.size, start + len(buffer))
+            at = start
+            while at < end:
+                piece = await self._piece(at, end - at)
+                buffer[at - start : at - start + len(piece)] = piece
+                at += len(piece)
+            self._pos = at
+            return at - start
+        finally:
+            self._reading = False
+
+    def _begin(self) -> int:
+        """The position a read starts from, refusing a second read while one runs: its pieces would share
+        the blocks' buffers and the position would be moved under it."""
+        if self._reading:
+            raise RuntimeError(f"key {self._name()}: a read is already in progress on this stream")
+        self._reading = True
+        return self._pos
 
     async def readall(self) -> bytes:
         return await self.read(-1)

@@ -12,8 +12,11 @@ the child, so the child gets an error naming that instead of a read that never r
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import io
 import os
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -44,7 +47,35 @@ class KeyReader(io.RawIOBase):
         if problem:
             coro.close()
             raise OSError(f"{self.name}: {problem}; open the key again")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        finished = threading.Event()
+        answer: concurrent.futures.Future[T] = concurrent.futures.Future()
+        task: list[asyncio.Task[T]] = []
+
+        def done(t: asyncio.Task[T]) -> None:
+            if t.cancelled():
+                answer.cancel()
+            elif (error := t.exception()) is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(t.result())
+            finished.set()
+
+        def start() -> None:
+            task.append(self._loop.create_task(coro))
+            task[0].add_done_callback(done)
+
+        self._loop.call_soon_threadsafe(start)
+        try:
+            return answer.result()
+        except BaseException:
+            # The caller stopped waiting (Ctrl-C, a signal's timeout) or the call failed: it is ended before
+            # this returns, so it never writes into memory the caller has taken back (readinto's buffer, a
+            # BufferedReader's result) nor moves the position after it.
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing of it runs any more
+                self._loop.call_soon_threadsafe(lambda: task[0].cancel())
+                while not finished.wait(0.1) and self._loop.is_running():
+                    pass
+            raise
 
     def _on_loop(self) -> bool:
         """Whether this thread runs the loop, which then cannot wait for itself (a garbage collection there

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pyozone.client.crypto_streams import CryptoKeyInputStream, CryptoKeyOutputStream, data_key_of
+from pyozone.client.errors import BlockReadError
 from pyozone.client.sync import KeyReader, _Loop
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.hdds.security.sse import CtrCipher, KeyEncryption, SseAlgorithm, SseKeyError, key_md5, new_iv
@@ -85,6 +86,41 @@ def test_a_multipart_key_is_read_part_by_part_from_each_parts_iv() -> None:
         assert await reader.read() == data
         reader.seek(290)  # across all three parts
         assert await reader.read(520) == data[290:810]
+
+    asyncio.run(body())
+
+
+class Failing(Stored):
+    """Stored whose reads past `fail_from` fail, leaving the position (as KeyInputStream's)."""
+
+    def __init__(self, data: bytes, info: KeyInfo, fail_from: int) -> None:
+        super().__init__(data, info)
+        self.fail_from = fail_from
+
+    async def read(self, n: int = -1) -> bytes:
+        end = self.size if n < 0 else min(self.size, self.pos + n)
+        if end > self.fail_from:
+            raise BlockReadError("a datanode died mid-range")
+        return await super().read(n)
+
+
+def test_a_failed_read_of_a_multipart_key_leaves_the_position() -> None:
+    """A read over a part end that fails in its second part hands out nothing and leaves the position,
+    so a retry reads the first part's bytes again (it used to move past them and drop them)."""
+    ivs = (new_iv(), new_iv())
+    plain = os.urandom(200)
+    cipher = CtrCipher(KEY, ivs[0]).update(plain[:100]) + CtrCipher(KEY, ivs[1]).update(plain[100:])
+    encryption = KeyEncryption(SseAlgorithm.SSE_S3, new_iv(), part_ivs=ivs)
+    stored = Failing(cipher, info(200, encryption, ((1, 100), (2, 100))), fail_from=150)
+    reader = CryptoKeyInputStream(stored, KEY, 64)  # type: ignore[arg-type]
+
+    async def body() -> None:
+        reader.seek(20)
+        with pytest.raises(BlockReadError):
+            await reader.read(200)
+        assert reader.tell() == 20
+        stored.fail_from = 200
+        assert await reader.read(200) == plain[20:]
 
     asyncio.run(body())
 

@@ -175,3 +175,28 @@ def test_a_damaged_range_fails_its_checksum_and_a_failed_read_leaves_the_positio
         await stream.close()
 
     asyncio.run(check())
+
+
+def test_a_second_read_while_one_runs_is_refused_and_the_first_is_whole(
+    stored: tuple[Dispatcher, int, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two reads of one stream at once would share its blocks' buffers and move the position under each
+    other (wrong bytes, a wrong count, no error): the second is refused; the first reads from where it
+    began and leaves the position at its end."""
+    stream, _ = open_key(stored, monkeypatch)
+    data = stored[2]
+
+    async def check() -> None:
+        first, second = memoryview(bytearray(3 * SPAN)), memoryview(bytearray(SPAN))
+        stream.seek(5)
+        got = await asyncio.gather(stream.readinto(first), stream.readinto(second), return_exceptions=True)
+        assert got[0] == 3 * SPAN and first == data[5 : 5 + 3 * SPAN]
+        assert isinstance(got[1], RuntimeError) and "already in progress" in str(got[1])
+        assert stream.tell() == 5 + 3 * SPAN
+        stream.seek(1)
+        reads = await asyncio.gather(stream.read(3 * SPAN), stream.read(2), return_exceptions=True)
+        assert reads[0] == data[1 : 1 + 3 * SPAN] and isinstance(reads[1], RuntimeError)
+        assert stream.tell() == 1 + 3 * SPAN
+        await stream.close()
+
+    asyncio.run(check())

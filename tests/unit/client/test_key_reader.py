@@ -3,14 +3,19 @@ end), under io.BufferedReader, after its client closed and in a forked child."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import multiprocessing
 import os
+import signal
+import threading
 
 import pytest
 
 from pyozone.client import OzoneClient
+from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_reader import KeyReader
+from pyozone.hdds.om_views import KeyInfo
 from tests.unit.client.fakes import BLOCK, BUFFER
 
 
@@ -119,3 +124,58 @@ def test_on_the_loop_thread_nothing_waits_for_itself(client: OzoneClient, data: 
     assert closing.closed
     assert reading.read(2) == data[:2]
     reading.close()
+
+
+class _Interrupted(Exception):
+    """What a signal handler raises in the waiting thread (Ctrl-C's KeyboardInterrupt, pytest-timeout's)."""
+
+
+class _StalledStream(KeyInputStream):
+    """A key stream whose readinto waits for `go`, then writes into the caller's buffer."""
+
+    def __init__(self, data: bytes) -> None:  # no OM, no blocks: only what KeyReader asks of a stream
+        self.info = KeyInfo("vol", "bucket", "stalled", len(data), 0, 0, "RATIS/THREE")
+        self.size, self._pos, self.data = len(data), 0, data
+        self.go = asyncio.Event()
+        self.ended: str | None = None
+
+    async def readinto(self, buffer: memoryview) -> int:
+        try:
+            await self.go.wait()
+        except asyncio.CancelledError:
+            self.ended = "cancelled"
+            raise
+        buffer[: self.size] = self.data
+        self.ended = "wrote"
+        return self.size
+
+
+def test_an_interrupted_readinto_ends_before_the_caller_has_its_buffer_back() -> None:
+    """A caller that stops waiting (a signal's exception in its thread) gets control back only once the
+    read on the loop thread has ended: it never writes into the caller's buffer afterwards (which, under
+    io.BufferedReader, can be memory already freed)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stream = _StalledStream(b"x" * 64)
+    reader = KeyReader(loop, stream)
+    buffer = bytearray(64)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise _Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(_Interrupted):
+            reader.readinto(buffer)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert stream.ended == "cancelled"  # ended before readinto returned, not left running
+    loop.call_soon_threadsafe(stream.go.set)
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result()
+    assert buffer == bytearray(64) and stream.ended == "cancelled"
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
