@@ -79,16 +79,16 @@ async def bypass_governance(s3: S3Request, key: str) -> bool:
     if not bypass_requested(s3.headers.get(BYPASS_HEADER)):
         return False
     return await policy.holds(
-        s3.gateway, s3.http, s3.headers, s3.target, key, s3.user, "s3:BypassGovernanceRetention"
+        s3.gateway, s3.http, s3.headers, s3.target, key, s3.user or None, "s3:BypassGovernanceRetention"
     )
 
 
 async def answer_lock_headers(s3: S3Request, info: KeyInfo) -> dict[str, str]:
     """GET/HEAD's lock headers for whom Amazon answers them: the mode and date to a holder of
     s3:GetObjectRetention, the legal hold to one of s3:GetObjectLegalHold (policy.holds: the bucket's
-    owner, an administrator, a policy's grantee; a reader by ACL alone learns neither), never to an
-    unsigned request or a signed one served as it (R37's F13)."""
-    if s3.as_public or (info.retention is None and info.legal_hold is None):
+    owner, an administrator, a policy's grantee, also when OM's refusal had the gateway serve the object's
+    public ACL to them; a reader by ACL alone learns neither), never to an unsigned request (R37's F13)."""
+    if not s3.user or (info.retention is None and info.legal_hold is None):
         return {}
     headers = lock_headers(info)
     for action, names in (

@@ -422,12 +422,13 @@ async def holds(
     headers: CIMultiDictProxy[str],
     where: Target,
     key: str,
-    user: str,
+    user: str | None,
     name: str,
 ) -> bool:
     """Whether `user` holds the action `name` on `key` of the request's bucket, for the actions no ACL
     grants (s3:BypassGovernanceRetention, s3:GetObjectRetention, s3:GetObjectLegalHold): the bucket's
-    owner and an administrator unless its policy denies it, anyone else where the policy allows it.
+    owner and an administrator unless its policy denies it, anyone else where the policy allows it;
+    `user` None: an unsigned request, judged as one (the policy's conditions, RestrictPublicBuckets).
     OM decides again by its own ACLs where it acts on them (om/access.py: the owner or an administrator)."""
     assert where.bucket is not None
     values = condition_values(http, headers, where.query, user)
@@ -435,7 +436,9 @@ async def holds(
     decided = await _decide(gateway, where.bucket, name, resource, user, values)
     if decided.decision is Decision.DENY:
         return False
-    return decided.decision is Decision.ALLOW or user == decided.owner or gateway.settings.administrator(user)
+    if decided.decision is Decision.ALLOW:
+        return True
+    return user is not None and (user == decided.owner or gateway.settings.administrator(user))
 
 
 async def key_denied(

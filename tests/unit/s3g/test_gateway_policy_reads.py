@@ -108,3 +108,44 @@ def test_get_and_head_answer_the_lock_to_whom_its_reads_are_allowed(
             assert lock_seen(bob) == seen, actions
         finally:
             alice.delete_bucket_policy(Bucket=BUCKET)
+
+
+def test_an_unsigned_bypass_of_governance_is_judged_as_unsigned(gateway: GatewayOnThread) -> None:
+    """An unsigned DELETE of a GOVERNANCE-retained version with x-amz-bypass-governance-retention is judged
+    as the anonymous request it is (no aws:username, no signature keys): a policy's Deny of the bypass
+    to unsigned callers holds, and an Allow of it to signed requests only does not let it through. It was
+    judged as a signed user named "" and the version deleted (R3's F1)."""
+    import boto3
+
+    alice = gateway.boto3("alice")
+    config = Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}, retries={"max_attempts": 1})
+    anonymous = boto3.client("s3", endpoint_url=gateway.url, region_name="us-east-1", config=config)
+    until = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1)
+    resource = "arn:aws:s3:::unsigned-bypass/*"
+    alice.create_bucket(Bucket="unsigned-bypass", ObjectLockEnabledForBucket=True)
+    version = alice.put_object(
+        Bucket="unsigned-bypass",
+        Key="k",
+        Body=b"",
+        ObjectLockMode="GOVERNANCE",
+        ObjectLockRetainUntilDate=until,
+    )["VersionId"]
+    delete = {"Effect": "Allow", "Principal": "*", "Action": "s3:DeleteObjectVersion", "Resource": resource}
+    for bypass in (
+        {"Effect": "Deny", "Principal": "*", "Action": "s3:BypassGovernanceRetention", "Resource": resource,
+         "Condition": {"Null": {"aws:username": "true"}}},
+        {"Effect": "Allow", "Principal": "*", "Action": "s3:BypassGovernanceRetention", "Resource": resource,
+         "Condition": {"StringEquals": {"s3:signatureversion": "AWS4-HMAC-SHA256"}}},
+    ):  # fmt: skip
+        statements = [delete, bypass] if bypass["Effect"] == "Allow" else [
+            {**delete, "Action": ["s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"]}, bypass
+        ]  # fmt: skip
+        policy = json.dumps({"Version": "2012-10-17", "Statement": statements})
+        alice.put_bucket_policy(Bucket="unsigned-bypass", Policy=policy)
+        assert refused(
+            anonymous.delete_object, Bucket="unsigned-bypass", Key="k", VersionId=version,
+            BypassGovernanceRetention=True,
+        ) == DENIED, bypass  # fmt: skip
+        listed = alice.list_object_versions(Bucket="unsigned-bypass")["Versions"]
+        assert [v["VersionId"] for v in listed] == [version]
+    alice.delete_bucket_policy(Bucket="unsigned-bypass")
