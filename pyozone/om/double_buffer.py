@@ -99,13 +99,16 @@ class TableCache:
 
     def evict(self, upto: int, ops: Sequence[Op]) -> None:
         """Drops what `ops` wrote, now in RocksDB, unless a transaction after `upto` rewrote it; a full
-        table keeps its values and drops only its deletions."""
+        table keeps its values and drops only its deletions, and only a deletion its key still holds: a
+        batch that deletes a key and then sets it again (deleteBucket, createBucket of the same name) leaves
+        the set in the cache, which a full table's reads never look past."""
+        full = self._full
         for table, key, value in ops:
-            if value is not None and table in self._full:
+            if value is not None and table in full:
                 continue
             entries = self._tables[table]
             entry = entries.get(key)
-            if entry is not None and entry[0] <= upto:
+            if entry is not None and entry[0] <= upto and (entry[1] is None or table not in full):
                 del entries[key]
 
     def drop(self, epochs: set[int], stored: Callable[[str, str], bytes | None]) -> None:

@@ -202,6 +202,24 @@ def test_a_full_table_keeps_its_values_after_their_flush_and_drops_its_deletions
     buffer.close()
 
 
+def test_a_full_table_key_deleted_then_set_again_in_one_batch_stays_set() -> None:
+    """deleteBucket and createBucket of the same name in one flush batch: after the flush the bucket
+    reads as created (the deletion's eviction dropped the set, and a full table's reads never reach
+    RocksDB: BUCKET_NOT_FOUND until a restart; R1's D1)."""
+    writer = GatedWriter()
+    buffer = DoubleBuffer(("full",), writer, full=("full",))
+    buffer.cache.load("full", [("/vol/bkt", b"old")])
+    buffer.add([("full", "/other", b"x")])  # the flusher takes this batch and waits at the gate
+    assert writer.entered.wait(WAIT_S)
+    buffer.add([("full", "/vol/bkt", None)])
+    last = buffer.add([("full", "/vol/bkt", b"new")])  # both in the next batch
+    writer.gate.set()
+    buffer.wait(last)
+    assert writer.batches[-1] == [("full", "/vol/bkt", None), ("full", "/vol/bkt", b"new")]
+    assert buffer.cache.get("full", "/vol/bkt") == b"new"
+    buffer.close()
+
+
 def test_om_db_reads_volumes_and_buckets_from_its_cache_alone_across_a_restart(tmp_path: Path) -> None:
     store = OMMetadataStore(tmp_path / "om.db")
     store.write([(VOLUME_TABLE, "/v", b"volume"), (BUCKET_TABLE, "/v/b", b"bucket")])
