@@ -150,13 +150,15 @@ class PartInfo:
 @dataclass(frozen=True, slots=True)
 class MultipartPartList:
     """One page of ListParts: the parts after the marker, where the next page starts, and the upload's
-    replication and metadata."""
+    replication, metadata and encryption (SSE-C's key MD5 with it)."""
 
     parts: tuple[PartInfo, ...]
     next_part_number_marker: int
     truncated: bool
     replication: str
     metadata: Mapping[str, str]
+    sse_algorithm: SseAlgorithm = SseAlgorithm.NONE
+    customer_key_md5: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1250,7 +1250,7 @@ class PartSummary(_message.Message):
     def __init__(self, partNumber: _Optional[int] = ..., partName: _Optional[str] = ..., size: _Optional[int] = ..., modificationTime: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ListPartsResponse(_message.Message):
-    __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata", "ecReplicationConfig")
+    __slots__ = ("parts", "nextPartNumberMarker", "isTruncated", "type", "factor", "metadata", "ecReplicationConfig", "sseAlgorithm", "sseCustomerKeyMD5")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1265,6 +1265,8 @@ class ListPartsResponse(_message.Message):
     FACTOR_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     ECREPLICATIONCONFIG_FIELD_NUMBER: _ClassVar[int]
+    SSEALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    SSECUSTOMERKEYMD5_FIELD_NUMBER: _ClassVar[int]
     parts: _containers.RepeatedCompositeFieldContainer[PartSummary]
     nextPartNumberMarker: int
     isTruncated: bool
@@ -1272,7 +1274,9 @@ class ListPartsResponse(_message.Message):
     factor: _hdds_pb2.ReplicationFactor
     metadata: _containers.ScalarMap[str, str]
     ecReplicationConfig: _hdds_pb2.ECReplicationConfig
-    def __init__(self, parts: _Optional[_Iterable[_Union[PartSummary, _Mapping]]] = ..., nextPartNumberMarker: _Optional[int] = ..., isTruncated: _Optional[bool] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ...) -> None: ...
+    sseAlgorithm: SseAlgorithm
+    sseCustomerKeyMD5: str
+    def __init__(self, parts: _Optional[_Iterable[_Union[PartSummary, _Mapping]]] = ..., nextPartNumberMarker: _Optional[int] = ..., isTruncated: _Optional[bool] = ..., type: _Optional[_Union[_hdds_pb2.ReplicationType, str]] = ..., factor: _Optional[_Union[_hdds_pb2.ReplicationFactor, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., ecReplicationConfig: _Optional[_Union[_hdds_pb2.ECReplicationConfig, _Mapping]] = ..., sseAlgorithm: _Optional[_Union[SseAlgorithm, str]] = ..., sseCustomerKeyMD5: _Optional[str] = ...) -> None: ...
 
 class ListMultipartUploadsRequest(_message.Message):
     __slots__ = ("volume", "bucket", "prefix", "keyMarker", "uploadIdMarker", "maxUploads")

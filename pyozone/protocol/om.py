@@ -200,6 +200,7 @@ def part_list_from_proto(p: om_pb.ListPartsResponse) -> MultipartPartList:
             PartInfo(x.partNumber, x.partName, x.size, x.modificationTime, dict(x.metadata)) for x in p.parts
         ),
         p.nextPartNumberMarker, p.isTruncated, message_replication(p), dict(p.metadata),
+        SseAlgorithm(p.sseAlgorithm), p.sseCustomerKeyMD5,
     )  # fmt: skip
 
 
@@ -894,6 +895,8 @@ def parts_answer(
         nextPartNumberMarker=next_marker,
         isTruncated=truncated,
         metadata=dict(upload.metadata),
+        sseAlgorithm=int(upload.encryption.algorithm) if upload.encryption else 0,
+        sseCustomerKeyMD5=upload.encryption.customer_key_md5 if upload.encryption else "",
         **replication_fields(upload.replication),
     )
 

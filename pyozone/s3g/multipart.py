@@ -460,6 +460,8 @@ async def abort_multipart_upload(s3: S3Request) -> web.Response:
 
 
 async def list_parts(s3: S3Request) -> web.Response:
+    sse.refuse_sse_s3_on_read(s3.headers)
+    key = sse.request_key(s3)
     upload_id = _upload_id(s3)
     marker = s3.int_query("part-number-marker", 0, 0, MAX_PART_NUMBER)
     max_parts = s3.page_size("max-parts")
@@ -476,6 +478,7 @@ async def list_parts(s3: S3Request) -> web.Response:
         raise s3_error(e, BucketName=s3.bucket, Key=s3.key, UploadId=upload_id) from None
     if max_parts == 0:
         listing = replace(listing, parts=(), next_part_number_marker=marker, truncated=bool(listing.parts))
+    checksums = sse.part_checksums_shown(listing.sse_algorithm, listing.customer_key_md5, key)
     parts = (
         xml.el(
             "Part",
@@ -487,7 +490,7 @@ async def list_parts(s3: S3Request) -> web.Response:
             *(
                 xml.el(f"Checksum{a.value}", p.metadata[a.header])
                 for a in ChecksumAlgorithm
-                if a.header in p.metadata
+                if checksums and a.header in p.metadata
             ),
         )
         for p in listing.parts

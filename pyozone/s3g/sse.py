@@ -161,6 +161,24 @@ def check_read_key(encryption: KeyEncryption | None, key: bytes | None, copy_sou
         raise S3Error(S3ErrorCode.AccessDenied)
 
 
+def part_checksums_shown(algorithm: SseAlgorithm, customer_key_md5: str, key: bytes | None) -> bool:
+    """Whether ListParts shows the parts' checksums: an SSE-C upload's are of its plaintext, so only to a
+    caller naming its key (Amazon's ListParts takes the SSE-C headers "only when the object was created
+    using a checksum algorithm"; a guess of a part's plaintext could be confirmed by them, as the keyed
+    ETag prevents); another key 403 AccessDenied, a key for an upload not SSE-C 400 InvalidRequest."""
+    if algorithm is not SseAlgorithm.SSE_C:
+        if key is not None:
+            raise S3Error(
+                S3ErrorCode.InvalidRequest, "The encryption parameters are not applicable to this object."
+            )
+        return True
+    if key is None:
+        return False
+    if key_md5(key) != customer_key_md5:
+        raise S3Error(S3ErrorCode.AccessDenied)
+    return True
+
+
 def key_missing(what: str) -> S3Error:
     """Amazon's InvalidRequest for an SSE-C `what` ("object", "copy source", "part") asked without its key."""
     if what == "part":
@@ -225,7 +243,7 @@ def etag(md5_hex: str, customer_key: bytes | None) -> str:
 OPERATIONS = frozenset(
     {Operation.PUT_OBJECT, Operation.GET_OBJECT, Operation.HEAD_OBJECT, Operation.COPY_OBJECT,
      Operation.CREATE_MULTIPART_UPLOAD, Operation.UPLOAD_PART, Operation.UPLOAD_PART_COPY,
-     Operation.COMPLETE_MULTIPART_UPLOAD, Operation.GET_OBJECT_ATTRIBUTES}
+     Operation.COMPLETE_MULTIPART_UPLOAD, Operation.GET_OBJECT_ATTRIBUTES, Operation.LIST_PARTS}
 )  # fmt: skip
 """The operations that read the encryption headers (the others refuse them: headers.refuse_unimplemented)."""
 

@@ -445,6 +445,31 @@ def test_an_sse_c_multipart_object_shows_no_plaintext_md5_without_its_key(client
     assert client.get_object(Bucket=BUCKET, Key="etag-c", **customer())["Body"].read() == first + second
 
 
+def test_list_parts_shows_an_sse_c_upload_s_checksums_to_its_key_alone(client) -> None:  # type: ignore[no-untyped-def]
+    """An SSE-C upload's part checksums are of the plaintext: ListParts shows them to a caller naming the
+    upload's key (Amazon's ListParts takes the SSE-C headers for this), not to one without it (R3's F2:
+    they confirmed a guess of a part); another key is 403, a key for a plain upload 400 InvalidRequest."""
+    body = b"guessable"
+    upload = client.create_multipart_upload(
+        Bucket=BUCKET, Key="sums-c", ChecksumAlgorithm="SHA256", **customer()
+    )["UploadId"]
+    client.upload_part(
+        Bucket=BUCKET, Key="sums-c", UploadId=upload, PartNumber=1, Body=body, ChecksumAlgorithm="SHA256",
+        **customer(),
+    )  # fmt: skip
+    sha256 = base64.b64encode(hashlib.sha256(body).digest()).decode()
+    ask = {"Bucket": BUCKET, "Key": "sums-c", "UploadId": upload}
+    assert "ChecksumSHA256" not in client.list_parts(**ask)["Parts"][0]
+    assert client.list_parts(**ask, **customer())["Parts"][0]["ChecksumSHA256"] == sha256
+    assert refusal(client.list_parts, **ask, **customer(OTHER)) == (403, "AccessDenied")
+    client.abort_multipart_upload(**ask)
+    plain = client.create_multipart_upload(Bucket=BUCKET, Key="sums-plain")["UploadId"]
+    assert refusal(
+        client.list_parts, Bucket=BUCKET, Key="sums-plain", UploadId=plain, **customer()
+    ) == (400, "InvalidRequest")  # fmt: skip
+    client.abort_multipart_upload(Bucket=BUCKET, Key="sums-plain", UploadId=plain)
+
+
 def test_ofs_reads_an_sse_s3_object_from_any_offset(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]
     import fsspec
 
