@@ -301,17 +301,20 @@ class ContainerStateMachine:
         if self._permits is None:
             self._permits = asyncio.Semaphore(self._max_pending)
         cid = request.containerID
-        previous = self._container_tails.get(cid)
-        mine: asyncio.Future[None] = loop.create_future()
-        self._container_tails[cid] = mine
-        self._handed[entry.index] = TermIndex(entry.term, entry.index)
+        # The batch is decided before the entry becomes its container's tail, so nothing after that can
+        # raise and leave the tail unresolved (every later entry of the container would wait for it). A
+        # putSmallFile without its body joins none: apply_entry refuses it MALFORMED_REQUEST alone.
         batch = self._small_files.pop(cid, None)  # any other entry of the container ends the batch
-        if request.cmdType != CommandType.PutSmallFile:
+        if request.cmdType != CommandType.PutSmallFile or not request.HasField("putSmallFile"):
             batch = None
         else:
             batch = batch if batch is not None and batch.joinable(request) else _SmallFiles()
             batch.join(request, entry.index, written)
             self._small_files[cid] = batch
+        previous = self._container_tails.get(cid)
+        mine: asyncio.Future[None] = loop.create_future()
+        self._container_tails[cid] = mine
+        self._handed[entry.index] = TermIndex(entry.term, entry.index)
         task = loop.create_task(self._apply(entry, request, written, previous, mine, batch))
         task.add_done_callback(partial(self._cancelled_unstarted, cid, mine))
         return task

@@ -350,8 +350,10 @@ class KeyValueContainer(ContainerReplica):
         together. Returns each block's refusal (None: committed, or a replay); a refusal of the container
         as a whole, or an I/O error, raises for all of them and commits none. The block files (and the
         directory) are synced before the lock is taken, so that the data stages writing the next entries'
-        chunks do not wait for the disk; a block then refused had its file synced for nothing."""
-        self._sync_files([block for block, _ in blocks])
+        chunks do not wait for the disk; a block then refused had its file synced for nothing. A block whose
+        committed length passes what its file held when it was synced (a chunk written meanwhile, outside a
+        pipeline's log) is synced again under the lock, so no record names bytes no fsync covered."""
+        synced = self._sync_files([block for block, _ in blocks])
         with self._lock:
             self._check_writable()
             refusals: list[ContainerError | None] = []
@@ -368,6 +370,8 @@ class KeyValueContainer(ContainerReplica):
                 if is_new is None:  # a replay
                     continue
                 lid = block.block_id.local_id
+                if block.file_length > synced.get(lid, 0):
+                    self._sync_file_again(block)
                 records.append((lid, block.with_bcsid(block_bcsid).to_json()))
                 grown.append((lid, block.file_length))
                 bcsid, key_count = block_bcsid or bcsid, key_count + is_new
@@ -385,24 +389,36 @@ class KeyValueContainer(ContainerReplica):
                 self._forget(lid, length)
             return refusals
 
-    def _sync_files(self, blocks: Sequence[BlockData]) -> None:
+    def _sync_files(self, blocks: Sequence[BlockData]) -> dict[int, int]:
         """Syncs the files of the blocks that name chunks, then the chunks directory if any of them is not
-        committed yet (its file is new); a file not there is skipped (its block is refused after)."""
-        new_file = False
+        committed yet (its file is new); a file not there is skipped (its block is refused after). Returns
+        each synced file's size before its fsync: the bytes that fsync covers."""
+        new_file, synced = False, {}
         try:
             for block in blocks:
                 if not block.chunks:
                     continue
                 lid = block.block_id.local_id
+                path = chunk_io.block_file(self.chunks_dir, lid)
+                size = chunk_io.file_size(path)
                 try:
-                    chunk_io.sync_file(chunk_io.block_file(self.chunks_dir, lid))
+                    chunk_io.sync_file(path)
                 except FileNotFoundError:
                     continue
+                synced[lid] = size
                 new_file = new_file or self.db.block(lid) is None
             if new_file:
                 fsync_dir(self.chunks_dir)
         except (OSError, DBError) as e:
             raise io_error(self.volume, f"sync {_named([(b, 0) for b in blocks])}", e) from None
+        return synced
+
+    def _sync_file_again(self, block: BlockData) -> None:
+        """Syncs a block's file under the lock: it grew after `_sync_files` synced it."""
+        try:
+            chunk_io.sync_file(chunk_io.block_file(self.chunks_dir, block.block_id.local_id))
+        except OSError as e:
+            raise io_error(self.volume, f"sync {_named([(block, 0)])}", e) from None
 
     def _check_put(self, block: BlockData, bcsid: int, current: int) -> bool | None:
         """`put_blocks`' checks of one block against the container's BCSID `current`, under the lock:

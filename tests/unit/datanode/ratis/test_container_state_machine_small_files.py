@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
-from tests.unit.datanode.dns_helpers import chunk, close, get_small_file, payload, small_file
+from tests.unit.datanode.dns_helpers import chunk, close, get_small_file, payload, request, small_file
 from tests.unit.datanode.ratis.csm_helpers import CID, UUIDS, datas, entries, make_member, run
 
 
@@ -53,5 +53,32 @@ def test_small_files_handed_together_commit_in_one_batch(
         for lid in (1, 2, 3, 5, 6):
             answer = member.ask(get_small_file(CID, lid, lid))
             assert answer.result == pb.SUCCESS and answer.getSmallFile.data.data == payload(lid, 100)
+    finally:
+        member.node.close()
+
+
+def test_a_small_file_without_its_body_is_refused_alone(tmp_path: Path, executor: ThreadPoolExecutor) -> None:
+    """A putSmallFile entry without its body (nothing the leader checks reads it) joins no batch and is
+    refused MALFORMED_REQUEST; the container's next entries are applied. It used to raise while joining,
+    after it had become its container's tail, and every later entry of the container, on every replica,
+    waited for it forever (R4's D1)."""
+    member = make_member(tmp_path, UUIDS[0], executor)
+    requests = [
+        small_file(CID, 1, payload(1, 100)),
+        request(pb.PutSmallFile, CID),
+        small_file(CID, 3, payload(3, 100)),
+    ]
+    log = entries(requests)
+
+    async def scenario() -> list[pb.ContainerCommandResponseProto]:
+        for entry, blob in zip(log, datas(requests), strict=True):
+            if entry.data_size:
+                await member.sm.write_data(entry, memoryview(blob))
+        return list(await asyncio.gather(*(member.sm.apply_async(e) for e in log)))
+
+    try:
+        answers = run(scenario())
+        assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "MALFORMED_REQUEST", "SUCCESS"]
+        assert member.failures == [] and member.container().bcsid == 3
     finally:
         member.node.close()

@@ -92,3 +92,35 @@ def test_block_files_are_synced_outside_the_container_lock(
         release.set()
         assert put.result(10) == [None]
     assert container.bcsid == 1 and read_block(container, other) == payload(2, 100)
+
+
+def test_a_chunk_written_after_its_file_was_synced_is_synced_before_its_record(
+    container: KeyValueContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block's last chunk written (outside a pipeline's log: another stream) after put_blocks synced its
+    file and before it took the lock: the record commits the whole block only after a second fsync that
+    covers the chunk, never naming bytes no fsync covered (R4's D2)."""
+    first, second = payload(1, 100), payload(2, 100)
+    block_id = BlockID(container.container_id, 1)
+    head, tail = chunk_for(first, "1_chunk_0"), chunk_for(second, "1_chunk_1", offset=100)
+    container.write_chunk(block_id, head, first)
+    syncing, release = threading.Event(), threading.Event()
+    synced_sizes: list[int] = []
+    sync_file = chunk_io.sync_file
+
+    def held(path: Path) -> None:
+        sync_file(path)
+        synced_sizes.append(chunk_io.file_size(path))
+        if len(synced_sizes) == 1:
+            syncing.set()
+            assert release.wait(10)
+
+    monkeypatch.setattr(chunk_io, "sync_file", held)
+    with ThreadPoolExecutor(1) as pool:
+        put = pool.submit(container.put_blocks, [(BlockData(block_id, (head, tail)), 5)])
+        assert syncing.wait(10)
+        container.write_chunk(block_id, tail, second)
+        release.set()
+        assert put.result(10) == [None]
+    assert synced_sizes == [100, 200]  # the second fsync, under the lock, covers the committed 200 bytes
+    assert read_block(container, BlockData(block_id, (head, tail))) == first + second
