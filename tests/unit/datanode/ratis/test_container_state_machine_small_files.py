@@ -36,14 +36,8 @@ def test_small_files_handed_together_commit_in_one_batch(
     requests += [close(CID), small_file(CID, 8, payload(8, 100))]
     log = entries(requests)
 
-    async def scenario() -> list[pb.ContainerCommandResponseProto]:
-        for entry, blob in zip(log, datas(requests), strict=True):
-            if entry.data_size:
-                await member.sm.write_data(entry, memoryview(blob))
-        return list(await asyncio.gather(*(member.sm.apply_async(e) for e in log)))
-
     try:
-        answers = run(scenario())
+        answers = run(handed_together(member, log, requests))
         names = [pb.Result.Name(a.result) for a in answers]
         assert names == ["SUCCESS"] * 3 + ["CHECKSUM_MISMATCH"] + ["SUCCESS"] * 3 + ["CLOSED_CONTAINER_IO"]
         assert batches == [[1, 2, 3, 4, 5, 6], [8]]
@@ -70,15 +64,19 @@ def test_a_small_file_without_its_body_is_refused_alone(tmp_path: Path, executor
     ]
     log = entries(requests)
 
-    async def scenario() -> list[pb.ContainerCommandResponseProto]:
-        for entry, blob in zip(log, datas(requests), strict=True):
-            if entry.data_size:
-                await member.sm.write_data(entry, memoryview(blob))
-        return list(await asyncio.gather(*(member.sm.apply_async(e) for e in log)))
-
     try:
-        answers = run(scenario())
+        answers = run(handed_together(member, log, requests))
         assert [pb.Result.Name(a.result) for a in answers] == ["SUCCESS", "MALFORMED_REQUEST", "SUCCESS"]
         assert member.failures == [] and member.container().bcsid == 3
     finally:
         member.node.close()
+
+
+async def handed_together(
+    member: Any, log: list[Any], requests: list[Any]
+) -> list[pb.ContainerCommandResponseProto]:
+    """Each entry's data stage, then every entry handed to apply in one turn (a batch may form)."""
+    for entry, blob in zip(log, datas(requests), strict=True):
+        if entry.data_size:
+            await member.sm.write_data(entry, memoryview(blob))
+    return list(await asyncio.gather(*(member.sm.apply_async(e) for e in log)))
