@@ -188,10 +188,11 @@ _RATIS_HINT = "use -r ONE, THREE or TYPE/FACTOR, or -t EC -r CODEC-DATA-PARITY-C
 _EC_HINT = "EC takes -r CODEC-DATA-PARITY-CHUNKk such as rs-3-2-1024k, rs-6-3-1024k or rs-10-4-1024k"
 
 
-def replication_arg(rtype: str | None, replication: str | None) -> str | None:
+def replication_arg(rtype: str | None, replication: str | None) -> ReplicationConfig | None:
     """The config `-t TYPE -r REPLICATION` name, as Ozone's shell takes them (None: neither given, OM's
     default applies). RATIS takes ONE/THREE (or 1/3); EC takes an EC name ("rs-3-2-1024k"). Without -t,
-    an EC name means EC and anything else RATIS; -r TYPE/FACTOR names both."""
+    an EC name means EC and anything else RATIS; -r TYPE/FACTOR names both. The CLI's one conversion:
+    the client takes the ReplicationConfig."""
     if replication is None and rtype is None:
         return None
     shown = " ".join(f"{flag} {value}" for flag, value in (("-t", rtype), ("-r", replication)) if value)
@@ -216,7 +217,7 @@ def replication_arg(rtype: str | None, replication: str | None) -> str | None:
             raise CLIError(f"{shown}: {e}; {_RATIS_HINT}") from None
     if rtype is not None and config.type.name != rtype:
         raise CLIError(f"{shown}: {replication} is not supported for {rtype} replication type")
-    return str(config)
+    return config
 
 
 def _is_ec_name(text: str | None) -> bool:
@@ -226,7 +227,7 @@ def _is_ec_name(text: str | None) -> bool:
         return False
 
 
-def _replication_arg(args: argparse.Namespace) -> str | None:
+def _replication_arg(args: argparse.Namespace) -> ReplicationConfig | None:
     return replication_arg(args.type, args.replication)
 
 

@@ -29,6 +29,7 @@ from pyozone.fs.clients import ClientSpec, open_key_reader, shared_client
 from pyozone.fs.errors import errno_of, translated
 from pyozone.fs.file import OzoneFile
 from pyozone.fs.paths import Level, OzonePath
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 
 Entry = dict[str, Any]
@@ -47,17 +48,17 @@ class OzoneFileSystemBase(AbstractFileSystem):
         om_address: str | None = None,
         conf: dict[str, str] | None = None,
         conf_dir: str | None = None,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
         **kwargs: Any,
     ) -> None:
         """`om_address`: OM's "host[:port]" (default: ozone.om.address); `conf`: ozone-site keys over
         `conf_dir`/ozone-site.xml (default: $OZONE_CONF_DIR); `replication`: of new keys, e.g. "RATIS/ONE"
-        (default: the bucket's)."""
+        or a ReplicationConfig (default: the bucket's), parsed here, once."""
         super().__init__(
             om_address=om_address, conf=conf, conf_dir=conf_dir, replication=replication, **kwargs
         )
         self.spec = ClientSpec.of(om_address, conf_dir, conf)
-        self.replication = replication
+        self.replication = ReplicationConfig.of(replication)
 
     @property
     def client(self) -> OzoneClient:
@@ -92,7 +93,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
 
     def _bucket_entry(self, b: BucketInfo) -> Entry:
         where = OzonePath(b.volume, b.name)
-        return self._dir(where, b.creation_time, b.modification_time, replication=b.replication)
+        return self._dir(where, b.creation_time, b.modification_time, replication=str(b.replication))
 
     def key_entry(self, where: OzonePath, k: KeyInfo) -> Entry:
         return {
@@ -101,7 +102,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
             "type": "file",
             "created": _time(k.creation_time),
             "mtime": _time(k.modification_time),
-            "replication": k.replication,
+            "replication": str(k.replication),  # fsspec's info is plain data
         }
 
     def _keys(self, where: OzonePath, prefix: str, limit: int | None = None) -> list[KeyInfo]:

@@ -156,6 +156,12 @@ class ReplicationConfig:
             raise ValueError(f"EC replication config {text!r}: the chunk size must be a multiple of 1024")
         return cls(ReplicationType.EC, 0, data, parity, parts[0].upper(), chunk // 1024)
 
+    @classmethod
+    def of(cls, named: ReplicationConfig | str | None) -> ReplicationConfig | None:
+        """A config as an edge names it (the client API, fsspec's `replication=`): a ReplicationConfig as
+        it is, a string by parse, None (OM's default: the bucket's, or the server's for a bucket)."""
+        return cls.parse(named) if isinstance(named, str) else named
+
     @staticmethod
     def resolve(
         requested: ReplicationConfig | None,

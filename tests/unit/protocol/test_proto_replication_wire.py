@@ -64,9 +64,10 @@ EXPECTED = {
 }
 
 
-def requested(name: str | None) -> str | None:
-    """A request's replication, as the request builders take it."""
-    return name
+def requested(name: str | None) -> ReplicationConfig | None:
+    """A request's replication, as the request builders take it (a ReplicationConfig since issue 34; a
+    name before)."""
+    return None if name is None else ReplicationConfig.parse(name)
 
 
 def samples() -> dict[str, Message]:
