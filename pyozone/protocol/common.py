@@ -290,15 +290,10 @@ def ec_config_from_proto(proto: hdds_pb2.ECReplicationConfig, field: str) -> Rep
         text(proto.codec, f"{field}.codec").upper(),  # Ozone reads it in any case
         chunk // 1024,
     )  # fmt: skip
-    return validated(config, field)
-
-
-def validated(config: ReplicationConfig, field: str) -> ReplicationConfig:
-    """`config` validated, or ProtocolError at the field of `field` that breaks the rule."""
     try:
         return config.validate()
     except InvalidReplicationConfig as e:
-        raise ProtocolError(f"{field}.{e.part}" if field else e.part, str(e)) from None
+        raise ProtocolError(f"{field}.{e.part}", str(e)) from None
 
 
 def replication_to_proto(
