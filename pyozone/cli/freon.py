@@ -28,6 +28,7 @@ from pyozone.freon import (
     pipeline_datanode,
     verify_keys,
 )
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_ECHO_PAYLOAD_BYTES
 
 DEFAULT_NUMBER = 1000
@@ -41,6 +42,14 @@ def _size(text: str) -> int:
     if size < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return size
+
+
+def _replication(text: str) -> ReplicationConfig:
+    """-r as ReplicationConfig.parse takes it ("RATIS/THREE", "rs-3-2-1024k")."""
+    try:
+        return ReplicationConfig.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _payload(text: str) -> int:
@@ -120,7 +129,7 @@ def _add_key_options(parser: argparse.ArgumentParser, with_size: bool) -> None:
     parser.add_argument("-v", "--volume", default="vol1")
     parser.add_argument("-b", "--bucket", default="bucket1")
     parser.add_argument("-p", "--prefix", default=None, help="key name prefix (ockg, omkg default: random)")
-    parser.add_argument("-r", "--replication", default=None, help="e.g. RATIS/THREE")
+    parser.add_argument("-r", "--replication", type=_replication, default=None, help="e.g. RATIS/THREE")
     if with_size:
         parser.add_argument("-s", "--size", type=_size, default=None, help="key size, e.g. 10KB (ockg: 10KB)")
 

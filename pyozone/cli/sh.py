@@ -12,7 +12,6 @@ import argparse
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.client import OzoneClient
@@ -21,27 +20,26 @@ from pyozone.client.progress import ProgressBar
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.common.output import print_json
 from pyozone.config.units import parse_size_bytes
+from pyozone.hdds.addresses import KeyAddress
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.security.acl import OzoneAcl, ResourceType, parse_acls
 from pyozone.hdds.states import ReplicationType
 from pyozone.protocol.acl import ObjectPath
 
 
-@dataclass(frozen=True, slots=True)
-class OzonePath:
-    volume: str
-    bucket: str = ""
-    key: str = ""
-    om: str | None = None  # from o3://HOST:PORT/...
+def om_authority(text: str) -> str | None:
+    """The OM address an `o3://HOST:PORT/...` path names (None: none, ozone.om.address)."""
+    if not text.startswith("o3://"):
+        return None
+    return text[len("o3://") :].partition("/")[0] or None
 
 
-def parse_path(text: str, depth: str) -> OzonePath:
-    """`depth` is "volume", "bucket" or "key": exactly that many parts (a key may contain slashes)."""
-    om, rest = None, text
+def parse_path(text: str, depth: str) -> KeyAddress:
+    """`[o3://HOST:PORT]/VOLUME[/BUCKET[/KEY]]`, `depth` ("volume", "bucket" or "key") deep: exactly that
+    many parts (a key may contain slashes); its OM address is om_authority's."""
+    rest = text
     if rest.startswith("o3://"):
-        authority, _, rest = rest[len("o3://") :].partition("/")
-        om = authority or None
-        rest = "/" + rest
+        rest = "/" + rest[len("o3://") :].partition("/")[2]
     parts = rest.strip("/").split("/", 2) if rest.strip("/") else []
     wanted = {"volume": 1, "bucket": 2, "key": 3}[depth]
     shape = {"volume": "/VOLUME", "bucket": "/VOLUME/BUCKET", "key": "/VOLUME/BUCKET/KEY"}[depth]
@@ -49,7 +47,7 @@ def parse_path(text: str, depth: str) -> OzonePath:
         raise CLIError(f"{text!r} is not a {depth} address: expected {shape}")
     for kind, name in zip(("volume", "bucket", "key"), parts, strict=False):
         check_utf8(kind, name)
-    return OzonePath(*parts, om=om)  # type: ignore[arg-type]
+    return KeyAddress(*parts)
 
 
 def check_utf8(kind: str, name: str) -> None:
@@ -73,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         for path in paths:
             parser.add_argument(path.lower(), metavar=path)
         parser.add_argument("--om", metavar="HOST:PORT", help="OM address (default: ozone.om.address)")
-        parser.set_defaults(func=func)
+        parser.set_defaults(func=func, path_arg=paths[0].lower() if paths else None)
         return parser
 
     def listing(parser: argparse.ArgumentParser) -> None:
@@ -188,10 +186,11 @@ _RATIS_HINT = "use -r ONE, THREE or TYPE/FACTOR, or -t EC -r CODEC-DATA-PARITY-C
 _EC_HINT = "EC takes -r CODEC-DATA-PARITY-CHUNKk such as rs-3-2-1024k, rs-6-3-1024k or rs-10-4-1024k"
 
 
-def replication_arg(rtype: str | None, replication: str | None) -> str | None:
+def replication_arg(rtype: str | None, replication: str | None) -> ReplicationConfig | None:
     """The config `-t TYPE -r REPLICATION` name, as Ozone's shell takes them (None: neither given, OM's
     default applies). RATIS takes ONE/THREE (or 1/3); EC takes an EC name ("rs-3-2-1024k"). Without -t,
-    an EC name means EC and anything else RATIS; -r TYPE/FACTOR names both."""
+    an EC name means EC and anything else RATIS; -r TYPE/FACTOR names both. The CLI's one conversion:
+    the client takes the ReplicationConfig."""
     if replication is None and rtype is None:
         return None
     shown = " ".join(f"{flag} {value}" for flag, value in (("-t", rtype), ("-r", replication)) if value)
@@ -216,7 +215,7 @@ def replication_arg(rtype: str | None, replication: str | None) -> str | None:
             raise CLIError(f"{shown}: {e}; {_RATIS_HINT}") from None
     if rtype is not None and config.type.name != rtype:
         raise CLIError(f"{shown}: {replication} is not supported for {rtype} replication type")
-    return str(config)
+    return config
 
 
 def _is_ec_name(text: str | None) -> bool:
@@ -226,13 +225,15 @@ def _is_ec_name(text: str | None) -> bool:
         return False
 
 
-def _replication_arg(args: argparse.Namespace) -> str | None:
+def _replication_arg(args: argparse.Namespace) -> ReplicationConfig | None:
     return replication_arg(args.type, args.replication)
 
 
-def _client(args: argparse.Namespace, path: OzonePath | None = None) -> OzoneClient:
+def _client(args: argparse.Namespace) -> OzoneClient:
+    """A client of --om, else of the OM the command's (first) path names, else of ozone.om.address."""
     conf = load_configuration(args)
-    return OzoneClient(conf, args.om or (path.om if path else None))
+    path = getattr(args, args.path_arg) if args.path_arg else None
+    return OzoneClient(conf, args.om or (om_authority(path) if path else None))
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -250,7 +251,7 @@ def run_volume_create(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
     space = _space_quota(args.quota, "--space-quota")
     namespace = _namespace_quota(args.namespace_quota)
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.run(client.async_client.create_volume(path.volume, args.user, space, namespace))
     return 0
 
@@ -278,7 +279,7 @@ def _namespace_quota(text: str) -> int:
 
 def run_volume_info(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
-    with _client(args, path) as client:
+    with _client(args) as client:
         print_json(volume_dict(client.run(client.async_client.volume_info(path.volume))))
     return 0
 
@@ -294,7 +295,7 @@ def run_volume_list(args: argparse.Namespace) -> int:
 
 def run_volume_delete(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.delete_volume(path.volume)
     return 0
 
@@ -303,21 +304,21 @@ def run_volume_delete(args: argparse.Namespace) -> int:
 def run_bucket_create(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
     replication = _replication_arg(args)
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.create_bucket(path.volume, path.bucket, replication)
     return 0
 
 
 def run_bucket_info(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
-    with _client(args, path) as client:
+    with _client(args) as client:
         print_json(bucket_dict(client.run(client.async_client.bucket_info(path.volume, path.bucket))))
     return 0
 
 
 def run_bucket_list(args: argparse.Namespace) -> int:
     path = parse_path(args.volume, "volume")
-    with _client(args, path) as client:
+    with _client(args) as client:
         buckets = client.list_buckets(path.volume, args.prefix, args.start, _limit(args))
     print_json([bucket_dict(b) for b in buckets])
     return 0
@@ -325,7 +326,7 @@ def run_bucket_list(args: argparse.Namespace) -> int:
 
 def run_bucket_delete(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.delete_bucket(path.volume, path.bucket)
     return 0
 
@@ -340,7 +341,7 @@ def run_key_put(args: argparse.Namespace) -> int:
         size = _readable_source(source)
     replication = _replication_arg(args)
     with (
-        _client(args, path) as client,
+        _client(args) as client,
         ProgressBar(size, f"put {path.key}", enabled=_show_progress(args)) as bar,
     ):
         datastream = None if args.datastream == "auto" else args.datastream == "true"
@@ -351,7 +352,7 @@ def run_key_put(args: argparse.Namespace) -> int:
 def run_key_get(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
     target = _download_target(Path(args.file), path.key, args.force)
-    with _client(args, path) as client:
+    with _client(args) as client:
         info = client.key_info(path.volume, path.bucket, path.key)
         try:
             with ProgressBar(info.data_size, f"get {path.key}", enabled=_show_progress(args)) as bar:
@@ -404,7 +405,7 @@ def _download_target(target: Path, key: str, force: bool) -> Path:
 def run_key_cat(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
     out = sys.stdout.buffer
-    with _client(args, path) as client, client.read_key(path.volume, path.bucket, path.key) as reader:
+    with _client(args) as client, client.read_key(path.volume, path.bucket, path.key) as reader:
         sys.stdout.flush()
         for piece in reader:
             out.write(piece)
@@ -414,7 +415,7 @@ def run_key_cat(args: argparse.Namespace) -> int:
 
 def run_key_list(args: argparse.Namespace) -> int:
     path = parse_path(args.bucket, "bucket")
-    with _client(args, path) as client:
+    with _client(args) as client:
         keys = client.list_keys(path.volume, path.bucket, args.prefix, args.start, _limit(args))
     print_json([key_dict(k) for k in keys])
     return 0
@@ -422,7 +423,7 @@ def run_key_list(args: argparse.Namespace) -> int:
 
 def run_key_info(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
-    with _client(args, path) as client:
+    with _client(args) as client:
         print_json(key_dict(client.key_info(path.volume, path.bucket, path.key), locations=True))
     return 0
 
@@ -433,24 +434,24 @@ def run_key_rename(args: argparse.Namespace) -> int:
         if not name or name.startswith("/"):
             raise CLIError(f"{name!r}: give key names relative to the bucket")
         check_utf8("key", name)
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.rename_key(path.volume, path.bucket, args.__dict__["from"], args.to)
     return 0
 
 
 def run_key_delete(args: argparse.Namespace) -> int:
     path = parse_path(args.key, "key")
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.delete_key(path.volume, path.bucket, path.key)
     return 0
 
 
 # ---------------------------------------------------------------------- ACLs and quotas
-def _object_path(args: argparse.Namespace) -> tuple[OzonePath, ObjectPath]:
+def _object_path(args: argparse.Namespace) -> ObjectPath:
     """The object an ACL or quota command names (its one positional argument)."""
     resource = ResourceType[args.sh_group.upper()]
     path = parse_path(getattr(args, args.sh_group), args.sh_group)
-    return path, ObjectPath(resource, path.volume, path.bucket, path.key)
+    return ObjectPath(resource, path.volume, path.bucket, path.key)
 
 
 def _acl_arg(text: str, flag: str) -> OzoneAcl:
@@ -461,76 +462,76 @@ def _acl_arg(text: str, flag: str) -> OzoneAcl:
 
 
 def run_add_acl(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
+    target = _object_path(args)
     acl = _acl_arg(args.acl, "--acl")
-    with _client(args, path) as client:
+    with _client(args) as client:
         changed = client.run(client.async_client.add_acl(target, acl))
     print(f"ACL {acl} added to {target}" if changed else f"ACL {acl} already in {target}")
     return 0
 
 
 def run_remove_acl(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
+    target = _object_path(args)
     acl = _acl_arg(args.acl, "--acl")
-    with _client(args, path) as client:
+    with _client(args) as client:
         changed = client.run(client.async_client.remove_acl(target, acl))
     print(f"ACL {acl} removed from {target}" if changed else f"ACL {acl} not in {target}")
     return 0
 
 
 def run_set_acl(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
+    target = _object_path(args)
     try:
         acls = parse_acls(args.acls)
     except ValueError as e:
         raise CLIError(f"--acls: {e}") from None
-    with _client(args, path) as client:
+    with _client(args) as client:
         client.run(client.async_client.set_acl(target, acls))
     print(f"ACLs of {target} set to {','.join(map(str, acls))}")
     return 0
 
 
 def run_get_acl(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
-    with _client(args, path) as client:
+    target = _object_path(args)
+    with _client(args) as client:
         acls = client.run(client.async_client.get_acl(target))
     print_json([acl.to_json() for acl in acls])
     return 0
 
 
 def run_set_quota(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
+    target = _object_path(args)
     space = _space_quota(args.space_quota, "--space-quota")
     namespace = _namespace_quota(args.namespace_quota)
     if not space and not namespace:
         raise CLIError("give --space-quota SIZE and/or --namespace-quota COUNT")
-    with _client(args, path) as client:
+    with _client(args) as client:
         if target.resource is ResourceType.VOLUME:
-            client.run(client.async_client.set_volume_quota(path.volume, space, namespace))
+            client.run(client.async_client.set_volume_quota(target.volume, space, namespace))
         else:
-            client.run(client.async_client.set_bucket_quota(path.volume, path.bucket, space, namespace))
+            client.run(client.async_client.set_bucket_quota(target.volume, target.bucket, space, namespace))
     return 0
 
 
 def run_clear_quota(args: argparse.Namespace) -> int:
-    path, target = _object_path(args)
+    target = _object_path(args)
     if not args.space_quota and not args.namespace_quota:
         raise CLIError("give --space-quota and/or --namespace-quota: which quota to clear")
-    with _client(args, path) as client:
+    with _client(args) as client:
         if target.resource is ResourceType.VOLUME:
             client.run(
-                client.async_client.clear_volume_quota(path.volume, args.space_quota, args.namespace_quota)
+                client.async_client.clear_volume_quota(target.volume, args.space_quota, args.namespace_quota)
             )
         else:
             client.run(
                 client.async_client.clear_bucket_quota(
-                    path.volume, path.bucket, args.space_quota, args.namespace_quota
+                    target.volume, target.bucket, args.space_quota, args.namespace_quota
                 )
             )
     return 0
 
 
 __all__ = [
-    "OzonePath", "bucket_dict", "key_dict", "parse_path", "register", "replication_arg", "replication_dict",
-    "volume_dict",
+    "bucket_dict", "key_dict", "om_authority", "parse_path", "register", "replication_arg",
+    "replication_dict", "volume_dict",
 ]  # fmt: skip

@@ -25,6 +25,7 @@ from pyozone.client.routing import chain_order, client_rack
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.datanode import ChannelPool
 from pyozone.framework.om import OmClient, acting_for
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import DatanodeRef, KeyLocation
 from pyozone.hdds.om_views import (
     BucketInfo,
@@ -133,14 +134,15 @@ class AsyncOzoneClient:
 
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
-        self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
+        self, volume: str, bucket: str, replication: ReplicationConfig | str | None = None, owner: str = "",
         object_lock: bool = False, acls: Acls = (), ownership_controls: bytes = b"",
     ) -> BucketInfo:  # fmt: skip
-        """`object_lock`: versioned, with S3 Object Lock enabled; `acls`: its whole ACL, recorded by the
-        create itself (unset: its creator's default entries); `ownership_controls`: its S3 ownership
-        controls document, kept by the create itself."""
+        """`replication`: its keys' default, a ReplicationConfig or any name parse takes ("RATIS/ONE",
+        "rs-3-2-1024k"; unset: OM's default). `object_lock`: versioned, with S3 Object Lock enabled;
+        `acls`: its whole ACL, recorded by the create itself (unset: its creator's default entries);
+        `ownership_controls`: its S3 ownership controls document, kept by the create itself."""
         return await self.om.create_bucket(
-            volume, bucket, replication, owner, object_lock, acls, ownership_controls
+            volume, bucket, ReplicationConfig.of(replication), owner, object_lock, acls, ownership_controls
         )
 
     async def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
@@ -182,7 +184,7 @@ class AsyncOzoneClient:
         bucket: str,
         key: str,
         size_hint: int = 0,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
         datastream: bool | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
@@ -198,10 +200,11 @@ class AsyncOzoneClient:
         ETAG_MISMATCH). `sse_s3`: its data is encrypted under a data key OM makes (SSE-S3);
         `customer_key`: under this 32-byte key (SSE-C), of which OM keeps the MD5 alone. OM may encrypt a
         key nobody asked to (its bucket's default encryption): the stream encrypts whatever OM answers.
-        `acls`: the key's whole ACL, committed with its data (unset: its writer's default entries)."""
+        `acls`: the key's whole ACL, committed with its data (unset: its writer's default entries).
+        `replication`: as create_bucket's (unset: the bucket's)."""
         opened = await self.om.open_key(
-            volume, bucket, key, size_hint, replication, metadata=metadata, tags=tags, condition=condition,
-            sse=_sse_request(sse_s3, customer_key), acls=acls,
+            volume, bucket, key, size_hint, ReplicationConfig.of(replication), metadata=metadata, tags=tags,
+            condition=condition, sse=_sse_request(sse_s3, customer_key), acls=acls,
         )  # fmt: skip
         out = self._output(
             volume, bucket, key, opened.client_id, opened.blocks, size_hint, datastream, metadata
@@ -261,14 +264,14 @@ class AsyncOzoneClient:
         key: str,
         data: Source,
         progress: Progress | None = None,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
         datastream: bool | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> KeyInfo:
         """Writes `data` (bytes, a file path or a binary file object) as the key; returns it committed,
         with the write pipeline that wrote it (`datastream`, `metadata`, `tags`: as create_key)."""
-        extra = _KeyExtras(replication, datastream, metadata, tags)
+        extra = _KeyExtras(ReplicationConfig.of(replication), datastream, metadata, tags)
         if isinstance(data, bytes | bytearray | memoryview):
             view = memoryview(data).cast("B")
             out = await self._create(volume, bucket, key, len(view), extra)
@@ -292,7 +295,7 @@ class AsyncOzoneClient:
         bucket: str,
         keys: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
         concurrency: int = 16,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
     ) -> list[KeyInfo]:
         """Writes many keys, up to `concurrency` at once: one caller's small keys overlap on OM and the
         pipelines as many callers' would. Returns the committed keys in the order given; a key that
@@ -300,10 +303,11 @@ class AsyncOzoneClient:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         slots = asyncio.Semaphore(concurrency)
+        config = ReplicationConfig.of(replication)
 
         async def put(key: str, data: bytes) -> KeyInfo:
             async with slots:
-                return await self.put_key(volume, bucket, key, data, replication=replication)
+                return await self.put_key(volume, bucket, key, data, replication=config)
 
         pairs = keys.items() if isinstance(keys, Mapping) else keys
         results = await asyncio.gather(*(put(k, d) for k, d in pairs), return_exceptions=True)
@@ -469,7 +473,7 @@ class AsyncOzoneClient:
         volume: str,
         bucket: str,
         key: str,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
         sse_s3: bool = False,
@@ -483,13 +487,19 @@ class AsyncOzoneClient:
         return started.upload_id
 
     async def start_multipart_upload(
-        self, volume: str, bucket: str, key: str, replication: str | None = None,
+        self, volume: str, bucket: str, key: str, replication: ReplicationConfig | str | None = None,
         metadata: Mapping[str, str] | None = None, tags: Mapping[str, str] | None = None,
         sse_s3: bool = False, customer_key: bytes | None = None,
     ) -> InitiatedUpload:  # fmt: skip
         """initiate_multipart_upload, answering how OM encrypts the parts too (its bucket's default)."""
         return await self.om.initiate_multipart_upload(
-            volume, bucket, key, replication, metadata, tags, _sse_request(sse_s3, customer_key)
+            volume,
+            bucket,
+            key,
+            ReplicationConfig.of(replication),
+            metadata,
+            tags,
+            _sse_request(sse_s3, customer_key),
         )
 
     async def create_multipart_key(
@@ -603,7 +613,7 @@ class AsyncOzoneClient:
 class _KeyExtras:
     """put_key's options for create_key."""
 
-    replication: str | None
+    replication: ReplicationConfig | None
     datastream: bool | None
     metadata: Mapping[str, str] | None
     tags: Mapping[str, str] | None

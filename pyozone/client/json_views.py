@@ -72,7 +72,7 @@ def bucket_dict(b: BucketInfo) -> dict:
         "quotaInNamespace": b.quota_in_namespace or -1,
         "bucketLayout": b.layout,
         "owner": b.owner,
-        "replicationConfig": replication_dict(b.replication_config),
+        "replicationConfig": replication_dict(b.replication),
     }
 
 
@@ -84,7 +84,7 @@ def key_dict(k: KeyInfo, locations: bool = False) -> dict:
         "dataSize": k.data_size,
         "creationTime": _time(k.creation_time),
         "modificationTime": _time(k.modification_time),
-        "replicationConfig": replication_dict(k.replication_config),
+        "replicationConfig": replication_dict(k.replication),
         "metadata": {},
     }
     if locations:

@@ -21,6 +21,7 @@ from pyozone.client.crypto_streams import CryptoKeyInputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 from pyozone.rpc.loop import new_event_loop
 
@@ -170,7 +171,9 @@ class OzoneClient:
         self.run(self._async.delete_volume(volume))
 
     # ------------------------------------------------------------------ buckets
-    def create_bucket(self, volume: str, bucket: str, replication: str | None = None) -> BucketInfo:
+    def create_bucket(
+        self, volume: str, bucket: str, replication: ReplicationConfig | str | None = None
+    ) -> BucketInfo:
         return self.run(self._async.create_bucket(volume, bucket, replication))
 
     def bucket_info(self, volume: str, bucket: str) -> BucketInfo:
@@ -186,8 +189,8 @@ class OzoneClient:
 
     # ------------------------------------------------------------------ keys
     def create_key(
-        self, volume: str, bucket: str, key: str, size_hint: int = 0, replication: str | None = None,
-        datastream: bool | None = None,
+        self, volume: str, bucket: str, key: str, size_hint: int = 0,
+        replication: ReplicationConfig | str | None = None, datastream: bool | None = None,
     ) -> KeyWriter:  # fmt: skip
         return KeyWriter(
             self._loop,
@@ -203,13 +206,13 @@ class OzoneClient:
 
     def put_key(
         self, volume: str, bucket: str, key: str, data: Source, progress: Progress | None = None,
-        replication: str | None = None, datastream: bool | None = None,
+        replication: ReplicationConfig | str | None = None, datastream: bool | None = None,
     ) -> KeyInfo:  # fmt: skip
         return self.run(self._async.put_key(volume, bucket, key, data, progress, replication, datastream))
 
     def put_keys(
         self, volume: str, bucket: str, keys: Mapping[str, bytes] | Iterable[tuple[str, bytes]],
-        concurrency: int = 16, replication: str | None = None,
+        concurrency: int = 16, replication: ReplicationConfig | str | None = None,
     ) -> list[KeyInfo]:  # fmt: skip
         """As AsyncOzoneClient.put_keys: many keys, up to `concurrency` in flight, from one thread."""
         return self.run(self._async.put_keys(volume, bucket, keys, concurrency, replication))

@@ -42,6 +42,7 @@ from pyozone.framework.om_errors import (
     SafeModeException,
     om_exception,
 )
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.limits import MAX_OM_MESSAGE_BYTES
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.om_views import (
@@ -368,7 +369,7 @@ class OmClient:
 
     # ------------------------------------------------------------------ buckets
     async def create_bucket(
-        self, volume: str, bucket: str, replication: str | None = None, owner: str = "",
+        self, volume: str, bucket: str, replication: ReplicationConfig | None = None, owner: str = "",
         object_lock: bool = False, acls: Acls = (), ownership_controls: bytes = b"",
     ) -> BucketInfo:  # fmt: skip
         """`owner`: the new bucket's (unset: OM's default, the caller with ACLs on); `object_lock`: created
@@ -409,7 +410,7 @@ class OmClient:
         bucket: str,
         key: str,
         size: int,
-        replication: str | None,
+        replication: ReplicationConfig | None,
         exclude: block_pb.ExcludeListProto | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
@@ -647,7 +648,7 @@ class OmClient:
 
     # ------------------------------------------------------------------ multipart uploads
     async def initiate_multipart_upload(
-        self, volume: str, bucket: str, key: str, replication: str | None,
+        self, volume: str, bucket: str, key: str, replication: ReplicationConfig | None,
         metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None, sse: SseRequest | None = None,
     ) -> InitiatedUpload:  # fmt: skip
         request = wire.initiate_multipart_upload_request(

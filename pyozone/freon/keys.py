@@ -14,6 +14,7 @@ from pyozone.client import OMException, OMUnavailableError, OzoneClient, OzoneCl
 from pyozone.freon.content import key_chunks, key_name
 from pyozone.freon.report import FreonReport
 from pyozone.freon.runner import Load, Progress, Run, RunEnd, RunOver, run
+from pyozone.hdds.ids import ReplicationConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class FreonOptions:
     number: int | None = 1000
     size: int = 10 * 1024
     threads: int = 10
-    replication: str | None = None
+    replication: ReplicationConfig | None = None
     duration_s: float | None = None
 
     @property

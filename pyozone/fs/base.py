@@ -1,6 +1,6 @@
 """OzoneFileSystemBase: fsspec's filesystem over the native client, shared by the ofs and o3fs shapes.
 
-Subclasses map their paths to an OzonePath (`locate`) and back (`name`); everything else is here.
+Subclasses map their paths to an KeyAddress (`locate`) and back (`name`); everything else is here.
 
 Within a bucket the namespace is flat (an OBJECT_STORE bucket), so directories are pseudo-directories, as in
 s3fs: a path is a directory when keys exist below it ("a/b" is one when "a/b/c" exists). Making one
@@ -28,7 +28,8 @@ from pyozone.client.sync import KeyWriter
 from pyozone.fs.clients import ClientSpec, open_key_reader, shared_client
 from pyozone.fs.errors import errno_of, translated
 from pyozone.fs.file import OzoneFile
-from pyozone.fs.paths import Level, OzonePath
+from pyozone.hdds.addresses import KeyAddress, Level
+from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.om_views import BucketInfo, KeyInfo, VolumeInfo
 
 Entry = dict[str, Any]
@@ -47,17 +48,17 @@ class OzoneFileSystemBase(AbstractFileSystem):
         om_address: str | None = None,
         conf: dict[str, str] | None = None,
         conf_dir: str | None = None,
-        replication: str | None = None,
+        replication: ReplicationConfig | str | None = None,
         **kwargs: Any,
     ) -> None:
         """`om_address`: OM's "host[:port]" (default: ozone.om.address); `conf`: ozone-site keys over
         `conf_dir`/ozone-site.xml (default: $OZONE_CONF_DIR); `replication`: of new keys, e.g. "RATIS/ONE"
-        (default: the bucket's)."""
+        or a ReplicationConfig (default: the bucket's), parsed here, once."""
         super().__init__(
             om_address=om_address, conf=conf, conf_dir=conf_dir, replication=replication, **kwargs
         )
         self.spec = ClientSpec.of(om_address, conf_dir, conf)
-        self.replication = replication
+        self.replication = ReplicationConfig.of(replication)
 
     @property
     def client(self) -> OzoneClient:
@@ -68,43 +69,43 @@ class OzoneFileSystemBase(AbstractFileSystem):
         return self.spec.om_address or str(self.client.config.om_address)
 
     # ------------------------------------------------------------------ paths (the subclass's shape)
-    def locate(self, path: str) -> OzonePath:
+    def locate(self, path: str) -> KeyAddress:
         raise NotImplementedError
 
-    def name(self, where: OzonePath) -> str:
+    def name(self, where: KeyAddress) -> str:
         raise NotImplementedError
 
-    def _key_path(self, path: str) -> OzonePath:
+    def _key_path(self, path: str) -> KeyAddress:
         where = self.locate(path)
         if where.level is not Level.KEY:
             raise IsADirectoryError(errno.EISDIR, f"a {where.level.name.lower()} is not a key", path)
         return where
 
     # ------------------------------------------------------------------ entries
-    def _dir(self, where: OzonePath, created_ms: int = 0, modified_ms: int = 0, **extra: Any) -> Entry:
+    def _dir(self, where: KeyAddress, created_ms: int = 0, modified_ms: int = 0, **extra: Any) -> Entry:
         entry: Entry = {"name": self.name(where), "size": 0, "type": "directory", **extra}
         if created_ms:
             entry |= {"created": _time(created_ms), "mtime": _time(modified_ms or created_ms)}
         return entry
 
     def _volume_entry(self, v: VolumeInfo) -> Entry:
-        return self._dir(OzonePath(v.name), v.creation_time, v.modification_time, owner=v.owner)
+        return self._dir(KeyAddress(v.name), v.creation_time, v.modification_time, owner=v.owner)
 
     def _bucket_entry(self, b: BucketInfo) -> Entry:
-        where = OzonePath(b.volume, b.name)
-        return self._dir(where, b.creation_time, b.modification_time, replication=b.replication)
+        where = KeyAddress(b.volume, b.name)
+        return self._dir(where, b.creation_time, b.modification_time, replication=str(b.replication))
 
-    def key_entry(self, where: OzonePath, k: KeyInfo) -> Entry:
+    def key_entry(self, where: KeyAddress, k: KeyInfo) -> Entry:
         return {
             "name": self.name(where.child(k.name)),
             "size": k.data_size,
             "type": "file",
             "created": _time(k.creation_time),
             "mtime": _time(k.modification_time),
-            "replication": k.replication,
+            "replication": str(k.replication),  # fsspec's info is plain data
         }
 
-    def _keys(self, where: OzonePath, prefix: str, limit: int | None = None) -> list[KeyInfo]:
+    def _keys(self, where: KeyAddress, prefix: str, limit: int | None = None) -> list[KeyInfo]:
         with translated(self.name(where)):
             return self.client.list_keys(where.volume, where.bucket, prefix, limit=limit)
 
@@ -114,7 +115,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
         entries = self._ls(where, path)
         return entries if detail else [e["name"] for e in entries]
 
-    def _ls(self, where: OzonePath, path: str) -> list[Entry]:
+    def _ls(self, where: KeyAddress, path: str) -> list[Entry]:
         with translated(path):
             if where.level is Level.ROOT:
                 return [self._volume_entry(v) for v in self.client.list_volumes()]
@@ -173,7 +174,9 @@ class OzoneFileSystemBase(AbstractFileSystem):
         names = sorted(found)
         return {n: found[n] for n in names} if detail else names
 
-    def _subtree(self, where: OzonePath, maxdepth: int | None, withdirs: bool) -> Iterator[tuple[str, Entry]]:
+    def _subtree(
+        self, where: KeyAddress, maxdepth: int | None, withdirs: bool
+    ) -> Iterator[tuple[str, Entry]]:
         """Every key below `where` (and, with `withdirs`, every directory) from one listing."""
         for k in self._keys(where, where.prefix):
             parts = k.name[len(where.prefix) :].split("/")  # "a/b/" (a marker key) ends in ""
@@ -209,11 +212,11 @@ class OzoneFileSystemBase(AbstractFileSystem):
                 self.client.create_volume(where.volume)
                 return
             if create_parents:
-                self._ensure(OzonePath(where.volume))
+                self._ensure(KeyAddress(where.volume))
             if where.level is Level.BUCKET:
                 self.client.create_bucket(where.volume, where.bucket, self.replication)
             elif create_parents:
-                self._ensure(OzonePath(where.volume, where.bucket))
+                self._ensure(KeyAddress(where.volume, where.bucket))
             else:
                 self.client.bucket_info(where.volume, where.bucket)
 
@@ -224,9 +227,9 @@ class OzoneFileSystemBase(AbstractFileSystem):
         with translated(path):
             for level in (Level.VOLUME, Level.BUCKET):
                 if where.level >= level:
-                    self._ensure(OzonePath(where.volume, where.bucket if level is Level.BUCKET else ""))
+                    self._ensure(KeyAddress(where.volume, where.bucket if level is Level.BUCKET else ""))
 
-    def _ensure(self, where: OzonePath) -> None:
+    def _ensure(self, where: KeyAddress) -> None:
         """Creates the volume or bucket unless it exists (a concurrent creator is no error)."""
         try:
             if where.level is Level.VOLUME:
@@ -278,7 +281,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
             with translated(path):
                 buckets = self.client.list_buckets(where.volume)
             for b in buckets:
-                self._remove(self.name(OzonePath(b.volume, b.name)), recursive, maxdepth)
+                self._remove(self.name(KeyAddress(b.volume, b.name)), recursive, maxdepth)
         else:
             for name in self.find(path, maxdepth=maxdepth):
                 self.rm_file(name)
@@ -291,7 +294,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
         with translated(path):
             return open_key_reader(self.spec, where.volume, where.bucket, where.key)
 
-    def create_key_writer(self, where: OzonePath, size_hint: int) -> KeyWriter:
+    def create_key_writer(self, where: KeyAddress, size_hint: int) -> KeyWriter:
         """An open key; the caller writes, then closes (commits) or aborts it."""
         return self.client.create_key(where.volume, where.bucket, where.key, size_hint, self.replication)
 
@@ -404,7 +407,7 @@ class OzoneFileSystemBase(AbstractFileSystem):
         for k in self._keys(source, source.prefix):
             self._rename(source.child(k.name), target.prefix + k.name[len(source.prefix) :])
 
-    def _rename(self, where: OzonePath, to_key: str) -> None:
+    def _rename(self, where: KeyAddress, to_key: str) -> None:
         """As POSIX rename: an existing target is replaced (OM refuses to rename onto a key)."""
         with translated(self.name(where)):
             try:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyozone.fs.base import OzoneFileSystemBase
-from pyozone.fs.paths import OzonePath, parse_o3fs_authority, parse_ofs, split_url
+from pyozone.fs.paths import parse_o3fs_authority, parse_ofs, split_url
+from pyozone.hdds.addresses import KeyAddress
 
 
 class OzoneFileSystem(OzoneFileSystemBase):
@@ -36,11 +37,11 @@ class OzoneFileSystem(OzoneFileSystemBase):
     def unstrip_protocol(self, name: str) -> str:
         return f"ofs://{self.om_address}/{self._strip_protocol(name)}"
 
-    def locate(self, path: str) -> OzonePath:
+    def locate(self, path: str) -> KeyAddress:
         return parse_ofs(self._strip_protocol(path))  # type: ignore[arg-type]
 
-    def name(self, where: OzonePath) -> str:
-        return where.ofs_name()
+    def name(self, where: KeyAddress) -> str:
+        return str(where)
 
 
 class O3FileSystem(OzoneFileSystemBase):
@@ -70,8 +71,8 @@ class O3FileSystem(OzoneFileSystemBase):
     def unstrip_protocol(self, name: str) -> str:
         return f"o3fs://{self.bucket}.{self.volume}.{self.om_address}/{self._strip_protocol(name)}"
 
-    def locate(self, path: str) -> OzonePath:
-        return OzonePath(self.volume, self.bucket, self._strip_protocol(path))  # type: ignore[arg-type]
+    def locate(self, path: str) -> KeyAddress:
+        return KeyAddress(self.volume, self.bucket, self._strip_protocol(path))  # type: ignore[arg-type]
 
-    def name(self, where: OzonePath) -> str:
+    def name(self, where: KeyAddress) -> str:
         return where.key

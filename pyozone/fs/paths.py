@@ -6,49 +6,15 @@
   its first two dots, as Ozone does, so the OM host may itself contain dots (127.0.0.1).
 
 fsspec hands filesystems paths with the protocol and authority stripped ("volume/bucket/key" for ofs, "key"
-for o3fs); the authority becomes storage options (`om_address`, and `volume`/`bucket` for o3fs).
+for o3fs); the authority becomes storage options (`om_address`, and `volume`/`bucket` for o3fs). A path
+is the kernel's KeyAddress (hdds/addresses.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 
-
-class Level(IntEnum):
-    """How deep a path reaches in Ozone's namespace."""
-
-    ROOT = 0
-    VOLUME = 1
-    BUCKET = 2
-    KEY = 3
-
-
-@dataclass(frozen=True, slots=True)
-class OzonePath:
-    volume: str = ""
-    bucket: str = ""
-    key: str = ""  # no leading or trailing "/"; "" above key level
-
-    @property
-    def level(self) -> Level:
-        if self.key:
-            return Level.KEY
-        if self.bucket:
-            return Level.BUCKET
-        return Level.VOLUME if self.volume else Level.ROOT
-
-    @property
-    def prefix(self) -> str:
-        """The key prefix of what lies below this path within its bucket ("" for the whole bucket)."""
-        return f"{self.key}/" if self.key else ""
-
-    def child(self, key: str) -> OzonePath:
-        return OzonePath(self.volume, self.bucket, key)
-
-    def ofs_name(self) -> str:
-        """The path as fsspec names it for ofs: "volume/bucket/key" without empty parts."""
-        return "/".join(part for part in (self.volume, self.bucket, self.key) if part)
+from pyozone.hdds.addresses import KeyAddress
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +36,11 @@ def split_url(url: str, protocol: str) -> tuple[str | None, str]:
     return None, url.strip("/")
 
 
-def parse_ofs(path: str) -> OzonePath:
+def parse_ofs(path: str) -> KeyAddress:
     """A stripped ofs path ("volume/bucket/dir/key") as its volume, bucket and key."""
     volume, _, rest = path.strip("/").partition("/")
     bucket, _, key = rest.partition("/")
-    return OzonePath(volume, bucket, key.strip("/"))
+    return KeyAddress(volume, bucket, key.strip("/"))
 
 
 def parse_o3fs_authority(authority: str) -> O3fsAuthority:

@@ -3,8 +3,8 @@ names (Ozone's OzoneVolume, OzoneBucket, OzoneKeyDetails and OmMultipartUploadLi
 shows them), read from OM's answers in protocol/om.py.
 
 They are kept apart from OM's records (om_records.py) for a reason: a view hides proto3's quirks (zero
-enum values, unset fields: a replication is named "RATIS/THREE" or "EC/RS-3-2-1024k", a layout defaults to
-OBJECT_STORE) and carries where a key's blocks are read (KeyLocation, with pipelines and tokens), while a
+enum values, unset fields: an unset replication type reads as RATIS and factor as THREE, a layout defaults
+to OBJECT_STORE) and carries where a key's blocks are read (KeyLocation, with pipelines and tokens), while a
 record is what om.db keeps (ACLs, owners, charged bytes, BCSIDs). The code and the JSON of `pyozone sh`
 do not depend on either's wire form.
 """
@@ -18,6 +18,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.locations import KeyLocation
 from pyozone.hdds.s3_object_lock import ObjectLockConfiguration, Retention
 from pyozone.hdds.security.sse import KeyEncryption, SseAlgorithm
+from pyozone.hdds.states import ReplicationType
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ class BucketInfo:
     owner: str
     creation_time: int
     modification_time: int
-    replication: str
+    replication: ReplicationConfig  # the default of the bucket's keys
     layout: str
     used_bytes: int
     used_namespace: int  # keys
@@ -77,11 +78,6 @@ class BucketInfo:
     quota_in_namespace: int  # keys at most; 0: no quota
     versioning: str = ""  # S3's: "" (never set), "Enabled" or "Suspended"
     object_lock: ObjectLockConfiguration | None = None  # S3's (hdds/s3_object_lock.py); None: not enabled
-
-    @property
-    def replication_config(self) -> ReplicationConfig:
-        """The bucket's default replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
-        return ReplicationConfig.parse(self.replication)
 
 
 CHECKSUM_PREFIX = "x-amz-checksum-"
@@ -100,7 +96,7 @@ class KeyInfo:
     data_size: int
     creation_time: int
     modification_time: int
-    replication: str
+    replication: ReplicationConfig
     object_id: int = 0
     locations: tuple[KeyLocation, ...] = field(default=())
     write_path: str = ""  # "V1" or "V2" on what a write returns; OM does not record it
@@ -125,14 +121,9 @@ class KeyInfo:
     """Its writer (OM's key owner): S3's object owner where the bucket's ACLs apply."""
 
     @property
-    def replication_config(self) -> ReplicationConfig:
-        """The key's replication config (`replication` is its name, "EC/RS-3-2-1024k")."""
-        return ReplicationConfig.parse(self.replication)
-
-    @property
     def is_ec(self) -> bool:
-        """Whether the key is erasure coded, by its type alone (its name may lack the EC config)."""
-        return self.replication.partition("/")[0].upper() == "EC"
+        """Whether the key is erasure coded."""
+        return self.replication.type is ReplicationType.EC
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +146,7 @@ class MultipartPartList:
     parts: tuple[PartInfo, ...]
     next_part_number_marker: int
     truncated: bool
-    replication: str
+    replication: ReplicationConfig
     metadata: Mapping[str, str]
     sse_algorithm: SseAlgorithm = SseAlgorithm.NONE
     customer_key_md5: str = ""
@@ -166,7 +157,7 @@ class MultipartUploadInfo:
     key: str
     upload_id: str
     creation_ms: int
-    replication: str
+    replication: ReplicationConfig
 
 
 @dataclass(frozen=True, slots=True)

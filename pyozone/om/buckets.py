@@ -75,7 +75,7 @@ class BucketManager:
                 creator.owner if creator else parent.owner,
                 now,
                 now,
-                replication or om.settings.default_replication,
+                ReplicationConfig.resolve(replication, None, om.settings.default_replication),
                 acls=creator.entries(parent.acls) if creator else (),
                 versioning=BucketVersioning.ENABLED if lock else BucketVersioning.UNVERSIONED,
                 object_lock=ObjectLockConfiguration() if lock else None,

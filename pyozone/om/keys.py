@@ -243,7 +243,7 @@ class KeyManager:
         check_tags(tags or {})
         parent = om.bucket_info(volume, bucket)
         object_lock.check_write(parent, metadata, om.now())
-        config = replication or parent.replication
+        config = ReplicationConfig.resolve(replication, parent.replication, om.settings.default_replication)
         size = om.settings.block_size
         capacity = block_capacity(config, size)
         count = min(PREALLOCATE_MAX_BLOCKS, max(1, math.ceil(data_size / capacity)))

@@ -136,7 +136,7 @@ class MultipartManager:
                 key,
                 f"{object_id:016x}-{uuid.uuid4()}",
                 om.clock.wall_ms(),
-                replication or parent.replication,
+                ReplicationConfig.resolve(replication, parent.replication, om.settings.default_replication),
                 object_id,
                 pairs(metadata),
                 pairs(tags),

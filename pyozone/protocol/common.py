@@ -19,7 +19,7 @@ from google.protobuf.message_factory import GetMessageClass
 
 from pyozone.hdds.datanode import DatanodeDetails, LayoutVersion
 from pyozone.hdds.errors import ProtocolError
-from pyozone.hdds.ids import EC_CODECS, MAX_EC_NODES, DatanodeID, PipelineID, ReplicationConfig
+from pyozone.hdds.ids import DatanodeID, InvalidReplicationConfig, PipelineID, ReplicationConfig
 from pyozone.hdds.states import NodeOperationalState, ReplicationFactor, ReplicationType
 from pyozone.proto import ScmServerDatanodeHeartbeatProtocol_pb2 as heartbeat_pb2
 from pyozone.proto import hdds_pb2
@@ -280,20 +280,20 @@ def ec_config_to_proto(config: ReplicationConfig, field: str) -> hdds_pb2.ECRepl
 
 
 def ec_config_from_proto(proto: hdds_pb2.ECReplicationConfig, field: str) -> ReplicationConfig:
+    """The config an ECReplicationConfig carries, checked by ReplicationConfig.validate (a broken rule
+    names the field it broke)."""
     chunk = integer(proto.ecChunkSize, f"{field}.ecChunkSize", 1)
     if chunk % 1024:
         raise ProtocolError(f"{field}.ecChunkSize", f"must be a multiple of 1024 bytes, got {chunk}")
-    data = integer(proto.data, f"{field}.data", 1, MAX_EC_NODES)
-    parity = integer(proto.parity, f"{field}.parity", 1, MAX_EC_NODES)
-    codec = text(proto.codec, f"{field}.codec").upper()  # Ozone reads it in any case
-    if codec not in EC_CODECS:
-        raise ProtocolError(f"{field}.codec", f"expected one of {', '.join(EC_CODECS)}, got {proto.codec!r}")
-    if codec == "XOR" and parity != 1:
-        raise ProtocolError(f"{field}.parity", f"XOR has exactly one parity, got {parity}")
-    if data + parity > MAX_EC_NODES:
-        total = data + parity
-        raise ProtocolError(f"{field}.data", f"data + parity must be at most {MAX_EC_NODES}, got {total}")
-    return ReplicationConfig(ReplicationType.EC, 0, data, parity, codec, chunk // 1024)
+    config = ReplicationConfig(
+        ReplicationType.EC, 0, integer(proto.data, f"{field}.data"), integer(proto.parity, f"{field}.parity"),
+        text(proto.codec, f"{field}.codec").upper(),  # Ozone reads it in any case
+        chunk // 1024,
+    )  # fmt: skip
+    try:
+        return config.validate()
+    except InvalidReplicationConfig as e:
+        raise ProtocolError(f"{field}.{e.part}", str(e)) from None
 
 
 def replication_to_proto(
@@ -323,7 +323,7 @@ def replication_from_proto(
             raise ProtocolError(ec_field, "is missing for an EC replication config")
         return ec_config_from_proto(ec, ec_field)
     size = enum_from_proto(ReplicationFactor, factor, f"{field}.{factor_name}" if field else factor_name)
-    return ReplicationConfig(kind, size.value)
+    return ReplicationConfig(kind, size.value)  # valid: ReplicationFactor is ONE or THREE
 
 
 # ------------------------------------------------------------------ layout

@@ -64,10 +64,8 @@ from pyozone.protocol.block import (
     write_pipeline_to_proto,
 )
 from pyozone.protocol.common import (
-    ec_config_from_proto,
     enum_from_proto,
     replication_from_proto,
-    replication_to_proto,
 )
 from pyozone.protocol.locations import key_location_from_proto, key_location_to_proto
 from pyozone.protocol.om_records import (
@@ -139,20 +137,12 @@ def key_condition_to_proto(condition: KeyCondition | None) -> om_pb.KeyCondition
 
 
 # ------------------------------------------------------------------ the client's views of OM's answers
-def replication_name(rtype: int, factor: int, ec: hdds_pb2.ECReplicationConfig | None = None) -> str:
-    """Ozone's "RATIS/THREE", or "EC/RS-3-2-1024k" from an EC message's ecReplicationConfig; an unset type
-    or factor reads as the other part alone."""
-    if rtype == hdds_pb2.EC and ec is not None:
-        return str(ec_config_from_proto(ec, "ecReplicationConfig"))
-    kind = hdds_pb2.ReplicationType.Name(rtype) if rtype else "RATIS"
-    return f"{kind}/{hdds_pb2.ReplicationFactor.Name(factor) if factor else 'THREE'}"
-
-
 def message_replication(p: om_pb.BucketInfo | om_pb.KeyInfo | om_pb.ListPartsResponse
-                        | om_pb.MultipartUploadSummary) -> str:  # fmt: skip
-    """The replication name of an OM message carrying type, factor and ecReplicationConfig."""
+                        | om_pb.MultipartUploadSummary) -> ReplicationConfig:  # fmt: skip
+    """The config of an OM answer carrying type, factor and ecReplicationConfig; an unset type reads as
+    RATIS and an unset factor as THREE (proto3's zeros)."""
     ec = p.ecReplicationConfig if p.HasField("ecReplicationConfig") else None
-    return replication_name(p.type, p.factor, ec)
+    return replication_from_proto(p.type or hdds_pb2.RATIS, p.factor or hdds_pb2.THREE, ec)
 
 
 def volume_info_from_proto(p: om_pb.VolumeInfo) -> VolumeInfo:
@@ -232,17 +222,6 @@ def located_key_view(record: KeyRecord, where: Iterable[tuple[hdds_pb2.Pipeline 
 
 
 # ------------------------------------------------------------------ requests (OM's client)
-def named_replication_fields(replication: str | None) -> dict[str, Any]:
-    """openKey/createBucket/initiateMultipartUpload fields for "RATIS/THREE", "EC/RS-3-2-1024k" or
-    "rs-3-2-1024k" (unset: OM's default, the bucket's for a key)."""
-    if not replication:
-        return {}
-    rtype, factor, ec = replication_to_proto(ReplicationConfig.parse(replication), "replication")
-    if ec is None:
-        return {"type": rtype, "factor": factor}
-    return {"type": rtype, "ecReplicationConfig": ec}
-
-
 def create_volume_request(
     volume: str, owner: str, quota_bytes: int, quota_namespace: int
 ) -> om_pb.CreateVolumeRequest:
@@ -272,12 +251,12 @@ def list_volumes_request(prefix: str, start: str, limit: int) -> om_pb.ListVolum
 
 
 def create_bucket_request(
-    volume: str, bucket: str, replication: str | None, owner: str, object_lock: bool = False,
+    volume: str, bucket: str, replication: ReplicationConfig | None, owner: str, object_lock: bool = False,
     acls: Acls = (), ownership_controls: bytes = b"",
 ) -> om_pb.CreateBucketRequest:  # fmt: skip
     return om_pb.CreateBucketRequest(
         volume=volume, bucket=bucket, owner=owner, objectLockEnabled=object_lock, acls=acls_to_proto(acls),
-        ownershipControls=ownership_controls, **named_replication_fields(replication),
+        ownershipControls=ownership_controls, **replication_fields(replication),
     )  # fmt: skip
 
 
@@ -306,7 +285,7 @@ def list_buckets_request(
 
 
 def open_key_request(
-    volume: str, bucket: str, key: str, size: int, replication: str | None,
+    volume: str, bucket: str, key: str, size: int, replication: ReplicationConfig | None,
     exclude: block_pb.ExcludeListProto | None, metadata: Mapping[str, str] | None,
     tags: Mapping[str, str] | None, upload_id: str, part_number: int, condition: KeyCondition | None,
     sse: SseRequest | None = None, acls: Acls = (),
@@ -314,7 +293,7 @@ def open_key_request(
     return om_pb.OpenKeyRequest(
         volume=volume, bucket=bucket, key=key, dataSize=size, excludeList=exclude,
         metadata=metadata, tags=tags, multipartUploadID=upload_id, multipartNumber=part_number,
-        condition=key_condition_to_proto(condition), **named_replication_fields(replication),
+        condition=key_condition_to_proto(condition), **replication_fields(replication),
         sseAlgorithm=int(sse.algorithm) if sse else 0, sseCustomerKeyMD5=sse.customer_key_md5 if sse else "",
         acls=acls_to_proto(acls),
     )  # fmt: skip
@@ -588,13 +567,13 @@ def s3_signing_key_request(
 
 
 def initiate_multipart_upload_request(
-    volume: str, bucket: str, key: str, replication: str | None, metadata: Mapping[str, str] | None,
-    tags: Mapping[str, str] | None, sse: SseRequest | None = None,
+    volume: str, bucket: str, key: str, replication: ReplicationConfig | None,
+    metadata: Mapping[str, str] | None, tags: Mapping[str, str] | None, sse: SseRequest | None = None,
 ) -> om_pb.InitiateMultipartUploadRequest:  # fmt: skip
     return om_pb.InitiateMultipartUploadRequest(
         volume=volume, bucket=bucket, key=key, metadata=metadata, tags=tags,
         sseAlgorithm=int(sse.algorithm) if sse else 0, sseCustomerKeyMD5=sse.customer_key_md5 if sse else "",
-        **named_replication_fields(replication),
+        **replication_fields(replication),
     )  # fmt: skip
 
 

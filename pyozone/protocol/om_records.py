@@ -53,9 +53,13 @@ DECODED_CACHE_SIZE = 4096
 
 
 @functools.lru_cache(maxsize=256)
-def replication_fields(config: ReplicationConfig) -> dict[str, Any]:
-    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments (memoized: a
-    handful of configs; callers unpack it, never change it)."""
+def replication_fields(config: ReplicationConfig | None) -> dict[str, Any]:
+    """A message's type, factor and (EC only) ecReplicationConfig, as keyword arguments: the one
+    conversion of a config to its fields for every OM message, record or request (None: none set, a
+    request's "OM's default"; an EC config's factor is 0, which proto3 does not send). Memoized: a
+    handful of configs; callers unpack it, never change it."""
+    if config is None:
+        return {}
     rtype, factor, ec = replication_to_proto(config)
     fields: dict[str, Any] = {"type": rtype, "factor": factor}
     if ec is not None:

@@ -11,7 +11,7 @@ from pyozone.s3g import sse, xml
 from pyozone.s3g.auth.checksums import ChecksumAlgorithm
 from pyozone.s3g.buckets import xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG
+from pyozone.s3g.headers import ETAG, storage_class_name
 from pyozone.s3g.numbers import decimal
 from pyozone.s3g.objects import version_headers, version_info
 from pyozone.s3g.parts import MAX_PART_NUMBER, checksum_type
@@ -87,9 +87,7 @@ def attributes_document(info: KeyInfo, names: frozenset[str], limit: int, marker
     if "ObjectParts" in names and info.parts:
         children.append(_object_parts(info, limit, marker, checksums[0][0] if checksums else None))
     if "StorageClass" in names:
-        children.append(
-            xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD")
-        )
+        children.append(xml.el("StorageClass", storage_class_name(info.replication)))
     if "ObjectSize" in names:
         children.append(xml.el("ObjectSize", info.data_size))
     return xml.document("GetObjectAttributesResponse", *children)

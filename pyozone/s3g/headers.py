@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 
 from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
+from pyozone.hdds.ids import RATIS_ONE, ReplicationConfig
 from pyozone.hdds.om_views import KeyCondition
 from pyozone.s3g import xml
 from pyozone.s3g.auth.checksums import BY_HEADER
@@ -42,8 +43,9 @@ RESPONSE_OVERRIDES = {
     "response-content-encoding": "Content-Encoding",
 }
 
-STORAGE_CLASSES = {"STANDARD": None, "REDUCED_REDUNDANCY": "RATIS/ONE"}
-"""S3 storage class -> pyozone replication (None: the bucket's default), as Ozone's S3 gateway maps them."""
+STORAGE_CLASSES: Mapping[str, ReplicationConfig | None] = {"STANDARD": None, "REDUCED_REDUNDANCY": RATIS_ONE}
+"""S3 storage class -> replication config (None: the bucket's default), as Ozone's S3 gateway maps them:
+the gateway's one conversion each way (storage_class, storage_class_name)."""
 
 ENCRYPTION_HEADERS = ("x-amz-server-side-encryption", "x-amz-copy-source-server-side-encryption")
 """Prefixes of S3's server-side encryption headers: SSE-S3 and SSE-KMS (`x-amz-server-side-encryption`,
@@ -219,11 +221,18 @@ def refuse_unimplemented(headers: CIMultiDictProxy[str], query: MultiMapping[str
         raise S3Error(S3ErrorCode.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
 
 
-def storage_class(headers: Mapping[str, str]) -> str | None:
+def storage_class(headers: Mapping[str, str]) -> ReplicationConfig | None:
+    """x-amz-storage-class as the config a write asks OM for (None: the bucket's)."""
     name = headers.get("x-amz-storage-class", "STANDARD")
     if name not in STORAGE_CLASSES:
         raise S3Error(S3ErrorCode.InvalidStorageClass)
     return STORAGE_CLASSES[name]
+
+
+def storage_class_name(config: ReplicationConfig) -> str:
+    """The storage class an answer names for an object or upload of `config`, as Ozone's S3 gateway:
+    REDUCED_REDUNDANCY for RATIS/ONE, else STANDARD."""
+    return "REDUCED_REDUNDANCY" if config == RATIS_ONE else "STANDARD"
 
 
 def tagging_header(value: str | None) -> dict[str, str]:

@@ -24,7 +24,7 @@ from pyozone.s3g import xml
 from pyozone.s3g.acls import bucket_owner
 from pyozone.s3g.buckets import owner, xml_response
 from pyozone.s3g.errors import S3Error, S3ErrorCode
-from pyozone.s3g.headers import ETAG
+from pyozone.s3g.headers import ETAG, storage_class_name
 from pyozone.s3g.om_errors import s3_error
 from pyozone.s3g.parts import checksum_type
 from pyozone.s3g.request import S3Request
@@ -129,7 +129,7 @@ def _entry(info: KeyInfo, encode, with_owner: bool, owner_name: str) -> xml.ET.E
         *_checksum(info),
         xml.el("Size", info.data_size),
         owner(owner_name) if with_owner else None,
-        xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
+        xml.el("StorageClass", storage_class_name(info.replication)),
     )
 
 
@@ -282,7 +282,7 @@ def _version_entry(info: KeyInfo, latest: bool, encode, owner_name: str) -> xml.
         *_checksum(info),
         xml.el("Size", info.data_size),
         owner(owner_name),
-        xml.el("StorageClass", "REDUCED_REDUNDANCY" if info.replication == "RATIS/ONE" else "STANDARD"),
+        xml.el("StorageClass", storage_class_name(info.replication)),
     )
 
 

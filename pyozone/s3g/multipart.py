@@ -36,6 +36,7 @@ from pyozone.s3g.headers import (
     ByteRange,
     object_metadata,
     storage_class,
+    storage_class_name,
     tagging_header,
     write_condition,
 )
@@ -503,7 +504,7 @@ async def list_parts(s3: S3Request) -> web.Response:
         xml.el("UploadId", upload_id),
         _initiator(shown),
         owner(shown),
-        xml.el("StorageClass", "REDUCED_REDUNDANCY" if listing.replication == "RATIS/ONE" else "STANDARD"),
+        xml.el("StorageClass", storage_class_name(listing.replication)),
         xml.el("PartNumberMarker", marker),
         xml.el("NextPartNumberMarker", listing.next_part_number_marker),
         xml.el("MaxParts", max_parts),
@@ -547,7 +548,7 @@ async def list_multipart_uploads(s3: S3Request) -> web.Response:
             xml.el("UploadId", u.upload_id),
             _initiator(shown),
             owner(shown),
-            xml.el("StorageClass", "REDUCED_REDUNDANCY" if u.replication == "RATIS/ONE" else "STANDARD"),
+            xml.el("StorageClass", storage_class_name(u.replication)),
             xml.el("Initiated", xml.iso_time(u.creation_ms)),
         )
         for u in uploads

@@ -37,6 +37,7 @@ from pyozone.s3g.headers import (
     precondition,
     require_body_digest,
     storage_class,
+    storage_class_name,
     tagging_header,
     write_condition,
 )
@@ -146,8 +147,8 @@ def object_headers(info: KeyInfo, s3: S3Request, lock: Mapping[str, str]) -> dic
     # which GetObjectTagging refuses (R37's F13)
     if info.tags and not s3.as_public:
         headers["x-amz-tagging-count"] = str(len(info.tags))
-    if info.replication == "RATIS/ONE":
-        headers["x-amz-storage-class"] = "REDUCED_REDUNDANCY"
+    if (named := storage_class_name(info.replication)) != "STANDARD":  # STANDARD goes unnamed, as Amazon's
+        headers["x-amz-storage-class"] = named
     # a stored checksum is of the whole object, never of a range or of one part of several
     whole = "Range" not in s3.headers and ("partNumber" not in s3.query or not info.parts)
     if whole and s3.headers.get("x-amz-checksum-mode", "").upper() == "ENABLED":

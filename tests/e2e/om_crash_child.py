@@ -20,9 +20,10 @@ from pyozone.client import OzoneClient
 from pyozone.config.site import load_configuration
 from pyozone.freon.keys import FreonOptions
 from pyozone.freon.om_keys import generate_om_keys
+from pyozone.hdds.ids import RATIS_ONE
 
 MAX_SECONDS = 120.0
-REPLICATION = "RATIS/ONE"  # one datanode
+REPLICATION = RATIS_ONE  # one datanode
 
 
 def emit(line: str) -> None:

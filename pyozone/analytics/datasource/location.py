@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from pyozone.client import OzoneClient
 from pyozone.fs.clients import ClientSpec, shared_client
-from pyozone.fs.paths import Level, parse_ofs, split_url
+from pyozone.fs.paths import parse_ofs, split_url
+from pyozone.hdds.addresses import Level
 
 SCHEME = "ofs"
 TEMPORARY = "_temporary"

@@ -103,10 +103,10 @@ def read(cluster: LiveCluster, w: Written) -> bytes:
 
 def test_buckets_and_keys_record_their_replication(cluster: LiveCluster, written: dict) -> None:
     with ozone_client(cluster) as client:
-        assert ReplicationConfig.parse(client.bucket_info(VOL, EC_BUCKET).replication) == RS_3_2
-        assert ReplicationConfig.parse(client.bucket_info(VOL, RATIS_BUCKET).replication) == RATIS_THREE
+        assert client.bucket_info(VOL, EC_BUCKET).replication == RS_3_2
+        assert client.bucket_info(VOL, RATIS_BUCKET).replication == RATIS_THREE
     for w in written.values():
-        assert ReplicationConfig.parse(w.info.replication) == w.config, w.info
+        assert w.info.replication == w.config, w.info
         assert w.info.data_size == len(w.data)
         assert sum(loc.length for loc in w.info.locations) == len(w.data), w.info.locations
         for loc in w.info.locations:

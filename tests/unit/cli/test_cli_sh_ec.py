@@ -40,7 +40,7 @@ RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
     ],
 )
 def test_type_and_replication_as_ozones_shell_takes_them(rtype, replication, expected) -> None:  # type: ignore[no-untyped-def]
-    assert replication_arg(rtype, replication) == expected
+    assert replication_arg(rtype, replication) == (expected and ReplicationConfig.parse(expected))
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 
 from pyozone.client import OMException, OMUnavailableError, OzoneClient
 from pyozone.config import OzoneConfiguration
+from pyozone.hdds.ids import RATIS_ONE
 from tests.unit.client.fakes import FakeCluster, small_conf
 
 
@@ -23,7 +24,7 @@ def test_volumes_and_buckets(make_client) -> None:  # type: ignore[no-untyped-de
     assert code(client.volume_info, "nope") == "VOLUME_NOT_FOUND"
     assert code(client.create_volume, "X") == "INVALID_VOLUME_NAME"
     bucket = client.create_bucket("vol", "bucket", "RATIS/ONE")
-    assert bucket.replication == "RATIS/ONE"
+    assert bucket.replication == RATIS_ONE  # a name at the client's edge, a ReplicationConfig above it
     assert client.bucket_info("vol", "bucket").name == "bucket"
     assert code(client.create_bucket, "nope", "bucket") == "VOLUME_NOT_FOUND"
     assert code(client.delete_volume, "vol") == "VOLUME_NOT_EMPTY"

@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from pyozone.cli.sh import bucket_dict, parse_path
+from pyozone.cli.sh import bucket_dict, om_authority, parse_path
 from pyozone.common.cli_options import CLIError
+from pyozone.hdds.addresses import KeyAddress
 from pyozone.proto import OmClientProtocol_pb2 as om_pb
 from pyozone.protocol.om import bucket_info_from_proto
 from tests.unit.client.fakes import BLOCK, SMALL, FakeCluster
@@ -126,8 +127,8 @@ def test_bad_paths_are_one_line_errors(sh, args, shape) -> None:  # type: ignore
 
 def test_parse_path() -> None:
     assert parse_path("/v/b/a/b/c", "key").key == "a/b/c"
-    path = parse_path("o3://om:9862/v/b", "bucket")
-    assert (path.om, path.volume, path.bucket) == ("om:9862", "v", "b")
+    assert parse_path("o3://om:9862/v/b", "bucket") == KeyAddress("v", "b")
+    assert (om_authority("o3://om:9862/v/b"), om_authority("/v/b")) == ("om:9862", None)
     with pytest.raises(CLIError):
         parse_path("/", "volume")
 

@@ -12,6 +12,7 @@ import pytest
 from pyozone.client.crypto_streams import CryptoKeyInputStream, CryptoKeyOutputStream, data_key_of
 from pyozone.client.errors import BlockReadError
 from pyozone.client.sync import KeyReader, _Loop
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.hdds.security.sse import CtrCipher, KeyEncryption, SseAlgorithm, SseKeyError, key_md5, new_iv
 
@@ -48,7 +49,7 @@ class Stored:
 
 
 def info(size: int, encryption: KeyEncryption, parts: tuple[tuple[int, int], ...] = ()) -> KeyInfo:
-    return KeyInfo("v", "b", "k", size, 0, 0, "RATIS/THREE", parts=parts, encryption=encryption)
+    return KeyInfo("v", "b", "k", size, 0, 0, RATIS_THREE, parts=parts, encryption=encryption)
 
 
 def test_the_writer_hands_on_ciphertext_and_the_reader_reads_any_range() -> None:

@@ -385,7 +385,7 @@ def test_degraded_read_is_not_slower_than_half_a_normal_read() -> None:
 # ------------------------------------------------------------------ the key's streams
 def key_of(groups: list[Group]) -> KeyInfo:
     size = sum(len(g.data) for g in groups)
-    return KeyInfo("vol", "bucket", "k", size, 0, 0, "EC", 1, tuple(g.location for g in groups))
+    return KeyInfo("vol", "bucket", "k", size, 0, 0, RS, 1, tuple(g.location for g in groups))
 
 
 def test_key_input_and_key_reader_read_ec_keys_as_any_other(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.storage import chunk_io
 from pyozone.datanode.xceiver import Dispatcher
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.locations import DatanodeRef, KeyLocation, PipelineRef
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.proto import DatanodeClientProtocol_pb2 as pb
@@ -104,7 +105,7 @@ def open_key(
     monkeypatch.setattr(key_input, "BlockInputStream", functools.partial(BlockInputStream, span=SPAN))
     ref = DatanodeRef(dispatcher.datanode_uuid, "127.0.0.1", "127.0.0.1", 9859, port)
     location = KeyLocation(CID, 1, 1, 0, len(data), PipelineRef("p", (ref,), "", (), None), "CLOSED")
-    info = KeyInfo("vol", "bucket", "k", len(data), 0, 0, "RATIS/THREE", 1, (location,))
+    info = KeyInfo("vol", "bucket", "k", len(data), 0, 0, RATIS_THREE, 1, (location,))
     return KeyInputStream(None, None, CONFIG, info, ""), streams  # type: ignore[arg-type]
 
 

@@ -19,6 +19,7 @@ from pyozone.client.block_input import BlockInputStream
 from pyozone.client.ec_input import ECBlockInputStream
 from pyozone.client.errors import BlockReadError
 from pyozone.client.key_input import KeyInputStream
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.locations import KeyLocation, PipelineRef
 from pyozone.hdds.om_views import KeyInfo
 from tests.unit.client.test_ec_input import CONFIG, RS, FakeIndexNode, FakeStreams, Group
@@ -36,7 +37,7 @@ def replicated(blocks: int) -> tuple[KeyInfo, list[FakeIndexNode], bytes]:
         locations.append(KeyLocation(1, 100 + i, 0, i * len(data), len(data), pipeline, "CLOSED"))
         nodes.append(node)
     data = b"".join(b"".join(n.cells) for n in nodes)
-    return KeyInfo("vol", "bucket", "k", len(data), 0, 0, "RATIS/THREE", 1, tuple(locations)), nodes, data
+    return KeyInfo("vol", "bucket", "k", len(data), 0, 0, RATIS_THREE, 1, tuple(locations)), nodes, data
 
 
 def ec(blocks: int, down: int | None) -> tuple[KeyInfo, list[FakeIndexNode], bytes]:
@@ -44,7 +45,7 @@ def ec(blocks: int, down: int | None) -> tuple[KeyInfo, list[FakeIndexNode], byt
     for group in groups:
         if down is not None:
             group.nodes[down].state = "down"
-    info = KeyInfo("vol", "bucket", "k", blocks * GROUP, 0, 0, str(RS), 1, tuple(g.location for g in groups))
+    info = KeyInfo("vol", "bucket", "k", blocks * GROUP, 0, 0, RS, 1, tuple(g.location for g in groups))
     return info, [n for g in groups for n in g.nodes.values()], b"".join(g.data for g in groups)
 
 
@@ -136,6 +137,6 @@ def test_an_ec_key_whose_block_has_no_ec_pipeline_is_refused(monkeypatch: pytest
     order = (5, 1, 2, 3, 4)
     members = tuple(group.nodes[i].ref for i in order)
     pipeline = PipelineRef("p", members, "", order, None)  # its EC config lost
-    info = KeyInfo("vol", "bucket", "k", 500, 0, 0, str(RS), 1, (replace(group.location, pipeline=pipeline),))
+    info = KeyInfo("vol", "bucket", "k", 500, 0, 0, RS, 1, (replace(group.location, pipeline=pipeline),))
     with pytest.raises(BlockReadError, match="EC/RS-3-2-1k but the pipeline of its block conID: 1 locID: 7 "):
         open_key(info, list(group.nodes.values()), monkeypatch)

@@ -9,7 +9,8 @@ import pytest
 
 from pyozone.fs import clients
 from pyozone.fs.ofs import O3FileSystem, OzoneFileSystem
-from pyozone.fs.paths import Level, OzonePath, parse_o3fs_authority, parse_ofs, split_url
+from pyozone.fs.paths import parse_o3fs_authority, parse_ofs, split_url
+from pyozone.hdds.addresses import KeyAddress, Level
 
 
 @pytest.mark.parametrize(
@@ -32,23 +33,23 @@ def test_split_url(url: str, authority: str | None, path: str) -> None:
 @pytest.mark.parametrize(
     ("path", "where", "level"),
     [
-        ("", OzonePath(), Level.ROOT),
-        ("vol", OzonePath("vol"), Level.VOLUME),
-        ("vol/bucket", OzonePath("vol", "bucket"), Level.BUCKET),
-        ("vol/bucket/a", OzonePath("vol", "bucket", "a"), Level.KEY),
-        ("/vol/bucket/a/b/c.parquet/", OzonePath("vol", "bucket", "a/b/c.parquet"), Level.KEY),
+        ("", KeyAddress(), Level.ROOT),
+        ("vol", KeyAddress("vol"), Level.VOLUME),
+        ("vol/bucket", KeyAddress("vol", "bucket"), Level.BUCKET),
+        ("vol/bucket/a", KeyAddress("vol", "bucket", "a"), Level.KEY),
+        ("/vol/bucket/a/b/c.parquet/", KeyAddress("vol", "bucket", "a/b/c.parquet"), Level.KEY),
     ],
 )
-def test_parse_ofs(path: str, where: OzonePath, level: Level) -> None:
+def test_parse_ofs(path: str, where: KeyAddress, level: Level) -> None:
     assert parse_ofs(path) == where
     assert where.level is level
-    assert parse_ofs(where.ofs_name()) == where
+    assert parse_ofs(str(where)) == where
 
 
 def test_prefix_and_child() -> None:
-    assert OzonePath("v", "b").prefix == ""
-    assert OzonePath("v", "b", "a/b").prefix == "a/b/"
-    assert OzonePath("v", "b", "a").child("a/x") == OzonePath("v", "b", "a/x")
+    assert KeyAddress("v", "b").prefix == ""
+    assert KeyAddress("v", "b", "a/b").prefix == "a/b/"
+    assert KeyAddress("v", "b", "a").child("a/x") == KeyAddress("v", "b", "a/x")
 
 
 @pytest.mark.parametrize(
@@ -93,11 +94,11 @@ def test_url_to_fs_makes_no_connection_and_round_trips() -> None:
     fs, path = fsspec.core.url_to_fs("ofs://om-host:9999/vol/bucket/t.parquet")
     assert isinstance(fs, OzoneFileSystem) and path == "vol/bucket/t.parquet"
     assert fs.unstrip_protocol(path) == "ofs://om-host:9999/vol/bucket/t.parquet"
-    assert fs.locate(path) == OzonePath("vol", "bucket", "t.parquet")
+    assert fs.locate(path) == KeyAddress("vol", "bucket", "t.parquet")
 
     o3, key = fsspec.core.url_to_fs("o3fs://bucket.vol.om-host:9999/dir/k")
     assert isinstance(o3, O3FileSystem) and key == "dir/k"
-    assert o3.locate(key) == OzonePath("vol", "bucket", "dir/k")
+    assert o3.locate(key) == KeyAddress("vol", "bucket", "dir/k")
     assert o3.name(o3.locate(key)) == "dir/k"
     assert o3.unstrip_protocol(key) == "o3fs://bucket.vol.om-host:9999/dir/k"
 

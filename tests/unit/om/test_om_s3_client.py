@@ -15,6 +15,7 @@ import pytest
 
 from pyozone.client import AsyncOzoneClient
 from pyozone.client.errors import OMException
+from pyozone.hdds.ids import RATIS_ONE
 from pyozone.om.server import OmDaemon
 from tests.unit.om.om_fakes import FakeScm
 from tests.unit.om.test_om_server import conf, run
@@ -104,13 +105,13 @@ def test_a_multipart_upload_through_the_client(tmp_path: Path) -> None:
             listing = await c.list_parts("s3v", "bkt", "big", upload_id, max_parts=1)
             assert [(p.part_number, p.etag) for p in listing.parts] == [(1, "e1")]
             assert (listing.next_part_number_marker, listing.truncated) == (1, True)
-            assert (listing.replication, listing.metadata) == ("RATIS/ONE", {"Content-Type": "a/b"})
+            assert (listing.replication, listing.metadata) == (RATIS_ONE, {"Content-Type": "a/b"})
             rest = await c.list_parts("s3v", "bkt", "big", upload_id, part_number_marker=1)
             assert [(p.part_number, p.etag, p.size) for p in rest.parts] == [
                 (2, "e2", 0)
             ] and not rest.truncated
             (listed,) = await c.list_multipart_uploads("s3v", "bkt", prefix="b")
-            assert (listed.key, listed.upload_id, listed.replication) == ("big", upload_id, "RATIS/ONE")
+            assert (listed.key, listed.upload_id, listed.replication) == ("big", upload_id, RATIS_ONE)
             args = ("s3v", "bkt", "big", upload_id)
             assert (
                 await refused(c.complete_multipart_upload, *args, [(2, "e2"), (1, "e1")])
@@ -125,7 +126,7 @@ def test_a_multipart_upload_through_the_client(tmp_path: Path) -> None:
             assert await refused(c.list_parts, *missing) == "NO_SUCH_MULTIPART_UPLOAD_ERROR"
             key = await c.complete_multipart_upload(*args, [(1, "e1"), (2, "e2")], {"ETag": "x-2"})
             assert (key.metadata, key.tags) == ({"Content-Type": "a/b", "ETag": "x-2"}, {"t": "1"})
-            assert key.replication == "RATIS/ONE"
+            assert key.replication == RATIS_ONE
             assert (await c.key_info("s3v", "bkt", "big")).metadata["ETag"] == "x-2"
             assert await c.list_multipart_uploads("s3v", "bkt") == []
             other = await c.initiate_multipart_upload("s3v", "bkt", "gone")

@@ -1,7 +1,6 @@
-"""OM's codec (protocol/om.py): the client's EC configs, what it sends OM (named_replication_fields) and how
-it reads OM's answers into its views (hdds/om_views.py): readable names ("EC/RS-3-2-1024k") and the
-ReplicationConfig behind them; S3 conditions, S3 secrets as s3SecretTable stores them, the service's
-requests and answers."""
+"""OM's codec (protocol/om.py): the client's EC configs, what it sends OM (replication_fields) and how it
+reads OM's answers into its views (hdds/om_views.py): the ReplicationConfig of each; S3 conditions, S3
+secrets as s3SecretTable stores them, the service's requests and answers."""
 
 from __future__ import annotations
 
@@ -21,66 +20,68 @@ from pyozone.protocol.om import (
     key_condition_from_proto,
     key_condition_to_proto,
     key_info_from_proto,
-    named_replication_fields,
     part_list_from_proto,
-    replication_name,
     request_fields,
     upload_info_from_proto,
 )
-from pyozone.protocol.om_records import decode_s3_secret, encode_s3_secret
+from pyozone.protocol.om_records import decode_s3_secret, encode_s3_secret, replication_fields
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 XOR_2_1 = ReplicationConfig.parse("xor-2-1-1024k")
 
 
 @pytest.mark.parametrize(
-    ("text", "fields"),
+    ("config", "fields"),
     [
         (None, {}),
-        ("RATIS/ONE", {"type": hdds_pb2.RATIS, "factor": hdds_pb2.ONE}),
-        ("rs-3-2-1024k", {"type": hdds_pb2.EC, "ecReplicationConfig": ec_config_to_proto(RS_3_2, "ec")}),
-        ("EC/XOR-2-1-1024k", {"type": hdds_pb2.EC, "ecReplicationConfig": ec_config_to_proto(XOR_2_1, "ec")}),
+        (RATIS_ONE, {"type": hdds_pb2.RATIS, "factor": hdds_pb2.ONE}),
+        (RS_3_2, {"type": hdds_pb2.EC, "factor": 0, "ecReplicationConfig": ec_config_to_proto(RS_3_2, "ec")}),
+        (
+            XOR_2_1,
+            {"type": hdds_pb2.EC, "factor": 0, "ecReplicationConfig": ec_config_to_proto(XOR_2_1, "ec")},
+        ),
     ],
 )
-def test_the_fields_the_client_sends(text: str | None, fields: dict) -> None:
-    assert named_replication_fields(text) == fields
+def test_the_fields_the_client_sends(config: ReplicationConfig | None, fields: dict) -> None:
+    assert replication_fields(config) == fields
 
 
 def test_an_ec_request_carries_no_factor() -> None:
-    request = om_pb.CreateBucketRequest(volume="v", bucket="b", **named_replication_fields("rs-6-3-1024k"))
+    rs_6_3 = ReplicationConfig.parse("rs-6-3-1024k")
+    request = om_pb.CreateBucketRequest(volume="v", bucket="b", **replication_fields(rs_6_3))
     assert request.factor == 0 and request.ecReplicationConfig.ecChunkSize == 1 << 20
-
-
-def test_a_bad_name_fails_before_any_call() -> None:
-    with pytest.raises(ValueError, match="XOR has exactly one parity"):
-        named_replication_fields("xor-3-2-1024k")
+    unset = om_pb.CreateBucketRequest(volume="v", bucket="b", **ec_fields(rs_6_3))
+    assert request.SerializeToString() == unset.SerializeToString()  # proto3 sends no zero factor
 
 
 def ec_fields(config: ReplicationConfig) -> dict:
     return {"type": hdds_pb2.EC, "ecReplicationConfig": ec_config_to_proto(config, "ec")}
 
 
-def test_replication_names() -> None:
-    assert replication_name(hdds_pb2.RATIS, hdds_pb2.ONE) == "RATIS/ONE"
-    assert replication_name(0, 0) == "RATIS/THREE"
-    assert replication_name(hdds_pb2.EC, 0, ec_config_to_proto(RS_3_2, "ec")) == "EC/RS-3-2-1024k"
-
-
-def test_bucket_and_key_infos_expose_their_config() -> None:
+def test_bucket_and_key_infos_carry_their_config() -> None:
     bucket = bucket_info_from_proto(om_pb.BucketInfo(volume="v", bucket="b", **ec_fields(RS_3_2)))
-    assert (bucket.replication, bucket.replication_config) == ("EC/RS-3-2-1024k", RS_3_2)
+    assert (bucket.replication, str(bucket.replication)) == (RS_3_2, "EC/RS-3-2-1024k")
     key = key_info_from_proto(om_pb.KeyInfo(volume="v", bucket="b", key="k", **ec_fields(XOR_2_1)))
-    assert (key.replication, key.replication_config) == ("EC/XOR-2-1-1024k", XOR_2_1)
+    assert (key.replication, key.is_ec) == (XOR_2_1, True)
     ratis = key_info_from_proto(om_pb.KeyInfo(key="k", type=hdds_pb2.RATIS, factor=hdds_pb2.ONE))
-    assert (ratis.replication, ratis.replication_config) == ("RATIS/ONE", RATIS_ONE)
-    assert bucket_info_from_proto(om_pb.BucketInfo(bucket="b")).replication_config == RATIS_THREE
+    assert (ratis.replication, ratis.is_ec) == (RATIS_ONE, False)
 
 
-def test_multipart_answers_name_their_config() -> None:
+def test_unset_type_and_factor_read_as_ratis_three() -> None:
+    assert bucket_info_from_proto(om_pb.BucketInfo(bucket="b")).replication == RATIS_THREE
+    assert key_info_from_proto(om_pb.KeyInfo(key="k", type=hdds_pb2.RATIS)).replication == RATIS_THREE
+
+
+def test_an_ec_answer_without_its_config_is_refused() -> None:
+    with pytest.raises(ProtocolError, match="ecReplicationConfig"):
+        key_info_from_proto(om_pb.KeyInfo(key="k", type=hdds_pb2.EC))
+
+
+def test_multipart_answers_carry_their_config() -> None:
     parts = part_list_from_proto(om_pb.ListPartsResponse(**ec_fields(RS_3_2)))
-    assert parts.replication == "EC/RS-3-2-1024k"
+    assert parts.replication == RS_3_2
     upload = upload_info_from_proto(om_pb.MultipartUploadSummary(key="k", **ec_fields(RS_3_2)))
-    assert upload.replication == "EC/RS-3-2-1024k"
+    assert upload.replication == RS_3_2
 
 
 def pipeline(indexes: list[int], members: int = 5, **fields: object) -> hdds_pb2.Pipeline:

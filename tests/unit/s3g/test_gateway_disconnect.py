@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.om_views import KeyInfo
 from tests.polling import wait_for
 from tests.unit.s3g.gateway_thread import GatewayOnThread, gateway_on_thread
@@ -23,7 +24,7 @@ class Zeros:
     """What GetObject reads: a KeyInputStream's info, seek and read, of a 1 GiB key of zeros."""
 
     def __init__(self) -> None:
-        self.info = KeyInfo("s3v", "gone", "big", SIZE, 0, 0, "RATIS/THREE", metadata={"ETag": "0" * 32})
+        self.info = KeyInfo("s3v", "gone", "big", SIZE, 0, 0, RATIS_THREE, metadata={"ETag": "0" * 32})
 
     async def __aenter__(self) -> Zeros:
         return self

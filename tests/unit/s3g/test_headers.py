@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.s3g.errors import S3Error, S3ErrorCode
 from pyozone.s3g.headers import (
     ByteRange,
@@ -12,6 +13,7 @@ from pyozone.s3g.headers import (
     object_metadata,
     precondition,
     storage_class,
+    storage_class_name,
     tagging_header,
 )
 from pyozone.s3g.multipart import multipart_etag
@@ -88,10 +90,17 @@ def test_stored_names_a_header_cannot_carry_are_refused(name: str) -> None:
 
 def test_storage_classes() -> None:
     assert storage_class({}) is None
-    assert storage_class({"x-amz-storage-class": "REDUCED_REDUNDANCY"}) == "RATIS/ONE"
+    assert storage_class({"x-amz-storage-class": "REDUCED_REDUNDANCY"}) == RATIS_ONE
+    assert storage_class({"x-amz-storage-class": "STANDARD"}) is None  # the bucket's
     with pytest.raises(S3Error) as e:
         storage_class({"x-amz-storage-class": "GLACIER"})
     assert e.value.code is S3ErrorCode.InvalidStorageClass
+
+
+def test_storage_class_names_answered() -> None:
+    assert storage_class_name(RATIS_ONE) == "REDUCED_REDUNDANCY"
+    assert storage_class_name(RATIS_THREE) == "STANDARD"
+    assert storage_class_name(ReplicationConfig.parse("rs-3-2-1024k")) == "STANDARD"
 
 
 def test_tagging_header_rules() -> None:

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.listing import list_keys
 
@@ -22,7 +23,7 @@ class FakeOm:
         self.calls += 1
         assert self.calls < 1000, "the listing does not end"
         chosen = sorted(n for n in self.names if n.startswith(prefix) and n.encode() > start.encode())[:limit]
-        return [KeyInfo("s3v", "b", n, 1, 0, 0, "RATIS/THREE") for n in chosen]
+        return [KeyInfo("s3v", "b", n, 1, 0, 0, RATIS_THREE) for n in chosen]
 
 
 def request(names: list[str]) -> SimpleNamespace:

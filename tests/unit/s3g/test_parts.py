@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.om_views import KeyInfo
 from pyozone.s3g.attributes import attributes_document, max_parts, part_number_marker, requested_attributes
 from pyozone.s3g.errors import S3Error, S3ErrorCode
@@ -26,7 +27,7 @@ def key(
 ) -> KeyInfo:
     total = sum(s for _, s in parts) if size is None else size
     return KeyInfo(
-        "v", "b", "k", total, 0, 0, "RATIS/THREE", metadata={"ETag": "abc-3", **metadata}, parts=parts,
+        "v", "b", "k", total, 0, 0, RATIS_THREE, metadata={"ETag": "abc-3", **metadata}, parts=parts,
         part_checksums=checksums,
     )  # fmt: skip
 

@@ -23,6 +23,7 @@ from pyozone.client.config import ClientConfig
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE, OmClient
 from pyozone.framework.om_errors import OMNotLeaderException
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.om.metadata import (
     BUCKET_TABLE,
     KEY_TABLE,
@@ -159,7 +160,7 @@ def node_of(daemon: OmDaemon) -> str:
 
 
 async def write_key(client: OmClient, volume: str, bucket: str, key: str) -> None:
-    opened = await client.open_key(volume, bucket, key, 10, "RATIS/THREE")
+    opened = await client.open_key(volume, bucket, key, 10, RATIS_THREE)
     await client.commit_key(volume, bucket, key, opened.client_id, 10, opened.blocks)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from pyozone import rpc
 from pyozone.framework.om import OM_SERVICE
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.security.sse import SseAlgorithm, SseRequest
 from pyozone.om.master_keys import KEYSTORE_FILE, MasterKeyStore
 from pyozone.om.server import OmDaemon, ServerStartError
@@ -108,7 +109,7 @@ def test_the_oms_of_a_service_share_the_first_om_s_keystore_and_a_different_one_
                 await client.create_volume("vol")
                 await client.create_bucket("vol", "bkt")
                 opened = await client.open_key(
-                    "vol", "bkt", "k", 10, "RATIS/THREE", sse=SseRequest(SseAlgorithm.SSE_S3)
+                    "vol", "bkt", "k", 10, RATIS_THREE, sse=SseRequest(SseAlgorithm.SSE_S3)
                 )
                 await client.commit_key("vol", "bkt", "k", opened.client_id, 10, opened.blocks)
                 await svc.stop(node_of(await svc.leader()))
