@@ -15,6 +15,7 @@ import pytest
 from pyozone.client import OzoneClient
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_reader import KeyReader
+from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.om_views import KeyInfo
 from tests.unit.client.fakes import BLOCK, BUFFER
 
@@ -134,7 +135,7 @@ class _StalledStream(KeyInputStream):
     """A key stream whose readinto waits for `go`, then writes into the caller's buffer."""
 
     def __init__(self, data: bytes) -> None:  # no OM, no blocks: only what KeyReader asks of a stream
-        self.info = KeyInfo("vol", "bucket", "stalled", len(data), 0, 0, "RATIS/THREE")
+        self.info = KeyInfo("vol", "bucket", "stalled", len(data), 0, 0, RATIS_THREE)
         self.size, self._pos, self.data = len(data), 0, data
         self.go = asyncio.Event()
         self.ended: str | None = None
