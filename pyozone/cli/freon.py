@@ -44,10 +44,10 @@ def _size(text: str) -> int:
     return size
 
 
-def _replication(text: str) -> ReplicationConfig:
-    """-r as ReplicationConfig.parse takes it ("RATIS/THREE", "rs-3-2-1024k")."""
+def _replication(text: str) -> ReplicationConfig | None:
+    """-r as ReplicationConfig.of takes it ("RATIS/THREE", "rs-3-2-1024k"; "": the bucket's default)."""
     try:
-        return ReplicationConfig.parse(text)
+        return ReplicationConfig.of(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -158,9 +158,12 @@ class ReplicationConfig:
 
     @classmethod
     def of(cls, named: ReplicationConfig | str | None) -> ReplicationConfig | None:
-        """A config as an edge names it (the client API, fsspec's `replication=`): a ReplicationConfig as
-        it is, a string by parse, None (OM's default: the bucket's, or the server's for a bucket)."""
-        return cls.parse(named) if isinstance(named, str) else named
+        """A config as an edge names it (the client API, fsspec's `replication=`, freon's -r): a
+        ReplicationConfig as it is, a string by parse, None or "" (OM's default: the bucket's, or the
+        server's for a bucket)."""
+        if isinstance(named, str):
+            return cls.parse(named) if named else None
+        return named
 
     @staticmethod
     def resolve(

@@ -53,3 +53,13 @@ def test_resolve_as_ozone(
     requested: ReplicationConfig | None, bucket_default: ReplicationConfig | None, expected: ReplicationConfig
 ) -> None:
     assert ReplicationConfig.resolve(requested, bucket_default, RATIS_THREE) == expected
+
+
+def test_of_takes_a_config_a_name_or_nothing() -> None:
+    """The edges' one conversion: a config as it is, a name parsed, None and "" OM's default (an empty
+    `replication=` meant the default before the client took configs; R5's F1)."""
+    assert ReplicationConfig.of(RATIS_ONE) is RATIS_ONE
+    assert ReplicationConfig.of("RATIS:THREE") == RATIS_THREE
+    assert ReplicationConfig.of(None) is None and ReplicationConfig.of("") is None
+    with pytest.raises(ValueError):
+        ReplicationConfig.of("RATIS/TWO")
