@@ -167,8 +167,8 @@ class _Call:
 
 
 CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("om_ha_call", default=None)
-"""The call a handler runs for (HA only): `_run` records what it saw, the buffer's stage hook what it
-wrote."""
+"""The call a handler runs for (HA only): CoreCalls.run / on_loop (om/server/durability.py) record what
+it saw, the buffer's stage hook what it wrote."""
 
 
 class OmReplication:
