@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from pyozone.hdds.states import ReplicationFactor, ReplicationType
@@ -14,10 +13,6 @@ PipelineID = str
 """A pipeline's UUID in its canonical string form."""
 
 ContainerID = int
-
-
-def new_uuid() -> str:
-    return str(uuid.uuid4())
 
 
 @dataclass(frozen=True, order=True, slots=True)

@@ -96,15 +96,6 @@ def enum_to_proto(enum: type[E], value: Any, field: str) -> int:
         raise ProtocolError(field, f"unknown {enum.__name__} value {value}") from None
 
 
-def enum_by_name(enum: type[E], value: Any, field: str) -> E:
-    """An enum given by member or by name (command payloads carry names)."""
-    if isinstance(value, enum):
-        return value
-    if isinstance(value, str) and value in enum.__members__:
-        return enum[value]
-    raise ProtocolError(field, f"expected a {enum.__name__} name, got {value!r}")
-
-
 INT32_MAX = 2**31 - 1
 UINT32_MAX = 2**32 - 1
 INT64_MAX = 2**63 - 1
