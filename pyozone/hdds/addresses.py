@@ -23,7 +23,9 @@ class Level(IntEnum):
 @dataclass(frozen=True, slots=True)
 class KeyAddress:
     """/volume/bucket/key, as Ozone's OzoneObj names a resource: the parts below the address's level are
-    "" (a bucket's address has no key, the root none at all); a key has no leading or trailing "/"."""
+    "" (a bucket's address has no key, the root none at all). A key is as its edge spelled it after the
+    bucket's "/": ofs strips its slashes, `sh` keeps a key named "/k" in /v/b//k (Ozone's key names may
+    start with "/")."""
 
     volume: str = ""
     bucket: str = ""
