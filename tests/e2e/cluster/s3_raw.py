@@ -5,14 +5,16 @@ header boto3 validates away), and S3's XML error read back from the answer."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import http.client
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
+from typing import Any
 from unittest import mock
 from urllib.parse import quote, urlsplit
 
@@ -157,3 +159,27 @@ def object_path(key: str, bucket: str) -> str:
 
 def md5_b64(data: bytes) -> str:
     return base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
+@contextlib.contextmanager
+def before_sign(client: Any, operation: str, change: Callable[[Any], None]) -> Iterator[None]:
+    """`change(request)` on each boto3 `operation` request before botocore signs it: what boto3 would not
+    send (a header it validates away, a body without its digests)."""
+
+    def hook(request: Any, **_: Any) -> None:
+        change(request)
+
+    event = f"before-sign.s3.{operation}"
+    client.meta.events.register(event, hook)
+    try:
+        yield
+    finally:
+        client.meta.events.unregister(event, hook)
+
+
+def strip_digests(request: Any) -> None:
+    """Takes Content-MD5 and every checksum botocore computed off a request (for before_sign)."""
+    for name in list(request.headers):
+        lower = name.lower()
+        if lower == "content-md5" or lower.startswith(("x-amz-checksum-", "x-amz-sdk-checksum")):
+            del request.headers[name]

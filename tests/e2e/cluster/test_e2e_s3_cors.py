@@ -18,6 +18,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from tests.e2e.cluster.s3_cluster import S3Endpoint, getsecret, s3_cluster
+from tests.e2e.cluster.s3_raw import before_sign, strip_digests
 
 BUCKET = "web"
 APP = "https://app.example"
@@ -123,16 +124,11 @@ def test_bad_configurations_are_refused_with_amazon_s_codes(client) -> None:  # 
 def test_a_configuration_without_a_digest_is_refused(s3: S3Endpoint) -> None:
     c = s3.boto3()
 
-    def strip_digests(request: Any, **_: Any) -> None:
-        for name in [n for n in request.headers if n.lower().startswith(("content-md5", "x-amz-checksum-",
-                                                                         "x-amz-sdk-checksum"))]:  # fmt: skip
-            del request.headers[name]
-
-    c.meta.events.register("before-sign.s3.PutBucketCors", strip_digests)
     rules = {"CORSRules": [{"AllowedOrigins": ["*"], "AllowedMethods": ["GET"]}]}
-    assert refusal(c.put_bucket_cors, Bucket=BUCKET, CORSConfiguration=rules) == (
-        400, "InvalidRequest", "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
-    )  # fmt: skip
+    with before_sign(c, "PutBucketCors", strip_digests):
+        assert refusal(c.put_bucket_cors, Bucket=BUCKET, CORSConfiguration=rules) == (
+            400, "InvalidRequest", "Missing required header for this request: Content-MD5 OR x-amz-checksum-*"
+        )  # fmt: skip
 
 
 def test_only_the_owner_reads_or_changes_the_configuration(s3: S3Endpoint, client) -> None:  # type: ignore[no-untyped-def]

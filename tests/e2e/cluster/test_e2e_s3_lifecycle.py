@@ -24,6 +24,7 @@ from botocore.exceptions import ClientError
 from pyozone.hdds.s3_lifecycle import DAY_MS, LifecycleRun
 from tests.e2e.cluster.cluster_helpers import ozone_client
 from tests.e2e.cluster.s3_cluster import REGION, S3Endpoint, getsecret, s3_cluster
+from tests.e2e.cluster.s3_raw import before_sign, strip_digests
 
 _names = itertools.count()
 EXPIRE_1 = {"ID": "expire", "Filter": {"Prefix": ""}, "Status": "Enabled", "Expiration": {"Days": 1}}
@@ -202,22 +203,12 @@ def test_more_than_1000_rules_are_refused(client, bucket: str) -> None:  # type:
 
 
 def test_a_body_digest_is_required(client, bucket: str) -> None:  # type: ignore[no-untyped-def]
-    def strip(request: Any, **_: Any) -> None:
-        for name in list(request.headers):
-            if name.lower() == "content-md5" or name.lower().startswith(
-                ("x-amz-checksum-", "x-amz-sdk-checksum")
-            ):
-                del request.headers[name]
-
-    client.meta.events.register("before-sign.s3.PutBucketLifecycleConfiguration", strip)
-    try:
+    with before_sign(client, "PutBucketLifecycleConfiguration", strip_digests):
         status, code, message = refusal(
             client.put_bucket_lifecycle_configuration,
             Bucket=bucket,
             LifecycleConfiguration={"Rules": [EXPIRE_1]},
         )
-    finally:
-        client.meta.events.unregister("before-sign.s3.PutBucketLifecycleConfiguration", strip)
     assert (status, code) == (400, "InvalidRequest") and "Content-MD5" in message
 
 

@@ -18,6 +18,7 @@ from botocore import xform_name
 from botocore.exceptions import ClientError
 
 from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+from tests.e2e.cluster.s3_raw import before_sign, strip_digests
 
 _names = itertools.count()
 DAY = datetime.timedelta(days=1)
@@ -286,23 +287,9 @@ def test_a_marker_or_an_unknown_version_has_no_lock(client, bucket: str, operati
     assert "ObjectLockMode" not in client.head_object(Bucket=bucket, Key="k", VersionId=version)
 
 
-def strip_digests(request: Any, **_: Any) -> None:
-    """Takes Content-MD5 and every checksum off a request before botocore signs it."""
-    for name in list(request.headers):
-        if name.lower() == "content-md5" or name.lower().startswith(
-            ("x-amz-checksum-", "x-amz-sdk-checksum")
-        ):
-            del request.headers[name]
-
-
 def without_digests(client, operation: str, **kwargs: Any) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    event = f"before-sign.s3.{operation}"
-    client.meta.events.register(event, strip_digests)
-    try:
-        with pytest.raises(ClientError) as e:
-            getattr(client, xform_name(operation))(**kwargs)
-    finally:
-        client.meta.events.unregister(event, strip_digests)
+    with before_sign(client, operation, strip_digests), pytest.raises(ClientError) as e:
+        getattr(client, xform_name(operation))(**kwargs)
     error = e.value.response
     return error["ResponseMetadata"]["HTTPStatusCode"], error["Error"]["Code"], error["Error"]["Message"]
 

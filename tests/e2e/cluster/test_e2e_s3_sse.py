@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from pyozone.cluster.layout import HOST
 from tests.e2e.cluster.s3_cluster import S3Endpoint, s3_cluster
+from tests.e2e.cluster.s3_raw import before_sign
 from tests.e2e.cluster.test_e2e_s3_awscli import AWS, CONFIG, Aws
 
 BUCKET = "sse"
@@ -54,26 +54,15 @@ def client(s3: S3Endpoint):  # type: ignore[no-untyped-def]
     return s3.boto3()
 
 
-@contextmanager
-def extra_headers(client: Any, operation: str, headers: dict[str, str]) -> Iterator[None]:
-    """Headers boto3 would not send for `operation`, added before the request is signed."""
-
-    def add(request: Any, **_: Any) -> None:
-        for name, value in headers.items():
-            request.headers[name] = value
-
-    event = f"before-sign.s3.{operation}"
-    client.meta.events.register(event, add)
-    try:
-        yield
-    finally:
-        client.meta.events.unregister(event, add)
-
-
 def refusal(call: Any, **kwargs: Any) -> tuple[int, str]:
     with pytest.raises(ClientError) as e:
         call(**kwargs)
     return e.value.response["ResponseMetadata"]["HTTPStatusCode"], e.value.response["Error"].get("Code", "")
+
+
+def asking_sse_s3(request: Any) -> None:
+    """x-amz-server-side-encryption on a request boto3 would not send it with (before_sign)."""
+    request.headers["x-amz-server-side-encryption"] = "AES256"
 
 
 def test_sse_s3_put_get_head_and_ranges_answer_the_plaintext(client) -> None:  # type: ignore[no-untyped-def]
@@ -108,9 +97,9 @@ def test_sse_s3_refusals(client) -> None:  # type: ignore[no-untyped-def]
     kms = {"ServerSideEncryption": "AES256", "SSEKMSKeyId": "k"}
     assert refusal(put, Bucket=BUCKET, Key="x", Body=b"x", **kms) == (501, "NotImplemented")
     client.put_object(Bucket=BUCKET, Key="read-s3", Body=b"x", **SSE_S3)
-    with extra_headers(client, "GetObject", {"x-amz-server-side-encryption": "AES256"}):
+    with before_sign(client, "GetObject", asking_sse_s3):
         assert refusal(client.get_object, Bucket=BUCKET, Key="read-s3") == (400, "InvalidArgument")
-    with extra_headers(client, "PutObjectTagging", {"x-amz-server-side-encryption": "AES256"}):
+    with before_sign(client, "PutObjectTagging", asking_sse_s3):
         tagging = {"TagSet": []}  # an operation that takes no encryption refuses it, never ignores it
         assert refusal(client.put_object_tagging, Bucket=BUCKET, Key="read-s3", Tagging=tagging) == (
             501, "NotImplemented",

@@ -13,18 +13,18 @@ The answers are Amazon's S3 API reference's.
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.e2e.cluster.s3_raw import before_sign
 from tests.e2e.security.test_e2e_acls import Users, s3_client, users
 
 __all__ = ["users"]  # the module's clusters: test_e2e_acls.py's fixture, started again for this module
@@ -62,21 +62,6 @@ def refusal(call: Callable[..., Any], **kwargs: Any) -> tuple[int, str, str]:
         error["Error"]["Code"],
         error["Error"].get("Message", ""),
     )
-
-
-@contextlib.contextmanager
-def before_sign(client: Any, operation: str, change: Callable[[Any], None]) -> Iterator[None]:
-    """`change(request)` on each `operation` request before it is signed: what boto3 would not send."""
-
-    def hook(request: Any, **_: Any) -> None:
-        change(request)
-
-    event = f"before-sign.s3.{operation}"
-    client.meta.events.register(event, hook)
-    try:
-        yield
-    finally:
-        client.meta.events.unregister(event, hook)
 
 
 def without(*names: str) -> Callable[[Any], None]:
