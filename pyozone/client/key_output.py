@@ -28,7 +28,7 @@ from dataclasses import replace
 from pyozone.client.block_output import BlockFailure, BlockOutputStream, FailureKind
 from pyozone.client.config import ClientConfig
 from pyozone.client.datastream import BlockDataStreamOutput
-from pyozone.client.errors import BlockWriteError, OMUnavailableError, OzoneClientError
+from pyozone.client.errors import BlockWriteError, OMException, OMUnavailableError, OzoneClientError
 from pyozone.client.exclude import ExcludeList
 from pyozone.client.retry import RetryRun
 from pyozone.framework.datanode import ChannelPool
@@ -207,6 +207,15 @@ class KeyOutputStream:
             return await self._om.allocate_block(
                 self.volume, self.bucket, self.key, self.client_id, self._exclude.to_proto(), budget
             )
+        except OMException as e:
+            if not self._failures or e.result != "KEY_ALLOCATION_ERROR":
+                raise
+            # SCM found no place outside what this key's own failures excluded: those failures are the news
+            raise OMException(
+                e.result,
+                f"{e.message}; the exclude list ({self._exclude}) came from this key's failures: "
+                + "; ".join(self._failures),
+            ) from None
         except OMUnavailableError as e:
             if run is None:
                 raise

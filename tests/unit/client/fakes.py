@@ -363,6 +363,7 @@ class FakeOM:
         self.commit_answer_lost = 0  # commit this many commitKeys, then answer UNAVAILABLE (the answer lost)
         self.commit_hang_s = 0.0  # answer every commitKey only this late, and UNAVAILABLE (OM stopped, hung)
         self.replace_excluded = True
+        self.no_suitable_node = False  # with every pipeline excluded, refuse as SCM's placement does
         self._ids = itertools.count(1)
         self._local_ids = itertools.count(1001)
         self._next_pipeline = 0
@@ -491,6 +492,9 @@ class FakeOM:
             )
             return om.KeyLocation(blockID=bid, pipeline=pipeline.proto(), containerState="OPEN")
         spare = [d for d in self.cluster.datanodes if not d.stopped and d.uuid not in exclude.datanodes]
+        if self.no_suitable_node:
+            message = "SCM refused: FAILED_TO_FIND_SUITABLE_NODE: only 1 of 3 datanodes can be chosen"
+            _abort(context, rpc.StatusCode.FAILED_PRECONDITION, "KEY_ALLOCATION_ERROR", message)
         if not self.replace_excluded or len(spare) < 3:
             _abort(context, rpc.StatusCode.UNAVAILABLE, "SCM_UNAVAILABLE", "every pipeline excluded")
         self.cluster.add_pipeline(spare[:3])

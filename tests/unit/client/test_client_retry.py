@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pyozone.client import BlockWriteError, OzoneClient
+from pyozone.client import BlockWriteError, OMException, OzoneClient
 from pyozone.client.block_output import BlockFailure, BlockOutputStream
 from pyozone.client.config import ClientConfig
 from pyozone.common.net import HostPort
@@ -146,6 +146,24 @@ def test_pre_allocated_blocks_on_excluded_pipeline_are_discarded(
     assert all(cluster.pipeline_of(cid) is not first for cid, *_ in blocks(cluster))
     assert len(cluster.om.allocations) == 2  # the two blocks the discarded ones left missing
     assert all([p.id for p in ex.pipelineIds] == [first.id] for ex in cluster.om.allocations)
+
+
+def test_an_allocation_refused_after_exclusions_names_the_failures_behind_them(
+    client: OzoneClient, cluster: FakeCluster
+) -> None:
+    """SCM finding no node outside the exclude list is the consequence of this key's failures, so the
+    refusal carries them: the cause, not only "only 1 of 3 datanodes can be chosen"."""
+    cluster.om.no_suitable_node = True
+    for pipeline in cluster.pipelines.values():
+        pipeline.leader.fail_next(pb.WriteChunk, pb.GROUP_MISMATCH, times=100)
+    with pytest.raises(OMException) as e:
+        write(client, os.urandom(4 * BLOCK))
+    assert e.value.result == "KEY_ALLOCATION_ERROR"
+    message = str(e.value)
+    assert "only 1 of 3 datanodes can be chosen" in message
+    assert "came from this key's failures" in message
+    assert "GROUP_MISMATCH" in message
+    assert cluster.om.commits == []
 
 
 def test_retries_are_bounded(make_client, cluster: FakeCluster) -> None:  # type: ignore[no-untyped-def]
