@@ -390,8 +390,8 @@ class KeyValueContainer(ContainerReplica):
             return refusals
 
     def _sync_files(self, blocks: Sequence[BlockData]) -> dict[int, int]:
-        """Syncs the files of the blocks that name chunks, then the chunks directory if any of them is not
-        committed yet (its file is new); a file not there is skipped (its block is refused after). Returns
+        """Syncs the files of the blocks that name chunks, then the chunks directory if any of them has no
+        record yet or one of no bytes (its file is new); a file not there is skipped (refused after). Returns
         each synced file's size before its fsync: the bytes that fsync covers."""
         new_file, synced = False, {}
         try:
@@ -406,7 +406,8 @@ class KeyValueContainer(ContainerReplica):
                 except FileNotFoundError:
                     continue
                 synced[lid] = size
-                new_file = new_file or self.db.block(lid) is None
+                stored = self.db.block(lid)  # a record of no bytes was committed before the file existed
+                new_file = new_file or stored is None or BlockData.extent_of_json(stored)[1] == 0
             if new_file:
                 fsync_dir(self.chunks_dir)
         except (OSError, DBError) as e:

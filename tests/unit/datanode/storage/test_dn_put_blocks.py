@@ -57,6 +57,26 @@ def test_put_blocks_commits_with_one_directory_fsync_and_one_synced_batch(
     assert read_block(container, blocks[2]) == payload(3, 100)
 
 
+def test_a_block_first_committed_without_chunks_gets_its_directory_synced_with_its_first_chunk(
+    container: KeyValueContainer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A putBlock of no chunks commits a record and creates no file; the block's file comes with its first
+    chunk, so the putBlock naming it must make the file's directory entry durable too."""
+    block_id = BlockID(container.container_id, 7)
+    container.put_block(BlockData(block_id, ()), 1)
+    synced: list[Path] = []
+    fsync_dir = container_module.fsync_dir
+
+    def counted_fsync_dir(path: Path) -> None:
+        synced.append(path)
+        fsync_dir(path)
+
+    monkeypatch.setattr(container_module, "fsync_dir", counted_fsync_dir)
+    container.put_block(_written(container, 7), 2)
+    assert synced == [container.chunks_dir]
+    assert container.get_block(block_id).bcsid == 2
+
+
 def test_put_blocks_replays_are_no_ops_and_put_block_raises_its_refusal(container: KeyValueContainer) -> None:
     """A block at or below the BCSID is a replay (no refusal, nothing changes); `put_block` of one block
     raises what `put_blocks` returns for it."""
