@@ -98,19 +98,23 @@ def names_replication(request: ReplicationRequest) -> bool:
     return bool(request.type or request.factor or request.HasField("ecReplicationConfig"))
 
 
-def requested_replication(request: ReplicationRequest, default: ReplicationConfig) -> ReplicationConfig:
+def requested_replication(
+    request: ReplicationRequest, default: Callable[[], ReplicationConfig]
+) -> ReplicationConfig:
     """The config a request names (Ozone's type, factor and ecReplicationConfig). Parts left unset come from
-    `default`: a factor alone keeps the default's replicated type (RATIS under an EC default), an
-    ecReplicationConfig alone means EC. A config whose parts contradict each other is refused."""
+    `default()`, asked only then (OM reads the bucket for it: a request naming every part costs no read): a
+    factor alone keeps the default's replicated type (RATIS under an EC default), an ecReplicationConfig
+    alone means EC. A config whose parts contradict each other is refused."""
     if not names_replication(request):
-        return default
+        return default()
     ec = request.ecReplicationConfig if request.HasField("ecReplicationConfig") else None
     if request.type:
         kind = enum_from_proto(ReplicationType, request.type, "type")
     elif ec is not None:
         kind = ReplicationType.EC
     else:
-        kind = default.type if default.type is not ReplicationType.EC else ReplicationType.RATIS
+        base = default()
+        kind = base.type if base.type is not ReplicationType.EC else ReplicationType.RATIS
     if kind is ReplicationType.EC:
         if request.factor:
             raise ProtocolError(
@@ -119,8 +123,10 @@ def requested_replication(request: ReplicationRequest, default: ReplicationConfi
         return replication_from_proto(kind.value, 0, ec)
     if ec is not None:
         raise ProtocolError("ecReplicationConfig", f"is set but type is {kind.name}")
-    factor = request.factor or (default.factor if default.type is not ReplicationType.EC else 3)
-    return replication_from_proto(kind.value, factor, None)
+    if request.factor:
+        return replication_from_proto(kind.value, request.factor, None)
+    base = default()
+    return replication_from_proto(kind.value, base.factor if base.type is not ReplicationType.EC else 3, None)
 
 
 # ------------------------------------------------------------------ conditions

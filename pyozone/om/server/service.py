@@ -166,8 +166,9 @@ class OzoneManagerService:
     ) -> pb.CreateBucketResponse:
         config = None
         if wire.names_replication(request):
-            default = self.core.settings.default_replication
-            config = parse(wire.requested_replication, request, default)
+            config = parse(
+                wire.requested_replication, request, lambda: self.core.settings.default_replication
+            )
         caller = self.access.caller(context)
         creator = self._bucket_owner(caller, request.owner) if request.owner else self.access.creator(caller)
         creator = self._named_acls(creator, request.acls)
@@ -287,12 +288,16 @@ class OzoneManagerService:
     def _requested_replication(
         self, request: pb.OpenKeyRequest | pb.InitiateMultipartUploadRequest
     ) -> ReplicationConfig | None:
-        """The config a request names, its unset parts from its bucket's (read here: call in the pool job
-        that uses it); None when it names none (the core takes the bucket's)."""
+        """The config a request names, its unset parts from its bucket's (read here only for a request that
+        leaves a part unset: call in the pool job that uses it); None when it names none (the core takes the
+        bucket's)."""
         if not wire.names_replication(request):
             return None
-        bucket = self.core.bucket_info(request.volume, request.bucket)
-        return parse(wire.requested_replication, request, bucket.replication)
+
+        def bucket_default() -> ReplicationConfig:
+            return self.core.bucket_info(request.volume, request.bucket).replication
+
+        return parse(wire.requested_replication, request, bucket_default)
 
     @rpc
     async def allocateBlock(

@@ -166,7 +166,15 @@ EC_PROTO = ec_config_to_proto(RS_3_2, "ec")
 def test_requested_replication(fields, default, expected) -> None:  # type: ignore[no-untyped-def]
     request = om_pb.OpenKeyRequest(volume="v", bucket="b", key="k", **fields)
     assert wire.names_replication(request) is bool(fields)
-    assert wire.requested_replication(request, default) == expected
+    asked: list[ReplicationConfig] = []
+
+    def bucket_default() -> ReplicationConfig:
+        asked.append(default)
+        return default
+
+    assert wire.requested_replication(request, bucket_default) == expected
+    complete = "ecReplicationConfig" in fields or {"type", "factor"} <= fields.keys()
+    assert bool(asked) is not complete  # the bucket is read only for a part the request leaves unset
 
 
 @pytest.mark.parametrize(
@@ -185,7 +193,7 @@ def test_requested_replication(fields, default, expected) -> None:  # type: igno
 def test_contradicting_replication_fields_name_the_field(fields, field) -> None:  # type: ignore[no-untyped-def]
     request = om_pb.CreateBucketRequest(volume="v", bucket="b", **fields)
     with pytest.raises(ProtocolError) as refused:
-        wire.requested_replication(request, RATIS_THREE)
+        wire.requested_replication(request, lambda: RATIS_THREE)
     assert refused.value.field.startswith(field)
 
 
