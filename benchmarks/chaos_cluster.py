@@ -40,7 +40,7 @@ from benchmarks.om_ha import HaOms
 from pyozone.cluster import supervisor
 from pyozone.cluster.layout import HOST, STATE_FILE, ClusterState, Daemon
 from pyozone.cluster.status import cluster_ready, om_ready, raft_leader, scm_ready, wait_until
-from pyozone.common.net import scm_client_address
+from pyozone.common.scm_ha import ScmProtocol
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.framework.scm_admin import ScmAdminClient
@@ -183,7 +183,7 @@ class ChaosCluster:
 
     def admin(self) -> ScmAdminClient:
         """SCM's admin client as the site file names SCM (the SCMs of the service fail over)."""
-        nodes = ScmNodes.from_conf(self.conf(), lambda n: n.client_address, scm_client_address)
+        nodes = ScmNodes.configured(self.conf(), ScmProtocol.CLIENT)
         return ScmAdminClient(nodes, timeout_s=5)
 
     # ------------------------------------------------------------------ chaos

@@ -50,7 +50,7 @@ from pyozone.cluster.status import (
     wait_until,
 )
 from pyozone.common.cli_options import CLIError, given_path, parse_overrides
-from pyozone.common.net import scm_client_address
+from pyozone.common.scm_ha import ScmProtocol
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls, security_enabled
 from pyozone.config import OzoneConfiguration
@@ -162,7 +162,7 @@ def _http_tls(tls: TlsStore | None) -> ssl.SSLContext | None:
 def _admin(state: ClusterState, tls: TlsStore | None) -> ScmAdminClient:
     """SCM's admin client as the site file names SCM: the lone SCM, or the SCMs of the service, failing over
     for at most ADMIN_FAILOVER_S."""
-    nodes = ScmNodes.from_conf(_conf(state), lambda n: n.client_address, scm_client_address)
+    nodes = ScmNodes.configured(_conf(state), ScmProtocol.CLIENT)
     return ScmAdminClient(nodes.waiting_at_most(ADMIN_FAILOVER_S), timeout_s=5, tls=tls)
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from pyozone.common.banner import configured, daemon_logging
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.common.scm_ha import ScmNodeDetails, local_scm_node, primordial_scm_node, scm_service_nodes
+from pyozone.common.scm_ha import ScmAddresses, ScmNodeDetails, local_scm_node, primordial_scm_node
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.dirs import daemon_umask
 from pyozone.hdds.store import StoreError
@@ -194,7 +194,7 @@ def _service_cluster_id(conf: OzoneConfiguration, node: ScmNodeDetails, secure: 
     else:
         presented = nullcontext(None)
     with presented as tls:
-        for other in scm_service_nodes(conf, node.service_id):
+        for other in ScmAddresses.from_conf(conf, node.service_id).nodes:
             if other.node_id == node.node_id:
                 continue
             try:

@@ -21,7 +21,7 @@ from pyozone.client.crypto_streams import CryptoKeyInputStream, CryptoKeyOutputS
 from pyozone.client.ec_output import ECKeyOutputStream
 from pyozone.client.key_input import KeyInputStream
 from pyozone.client.key_output import KeyOutputStream
-from pyozone.client.routing import chain_order, client_rack
+from pyozone.client.routing import chain_order
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.datanode import ChannelPool
 from pyozone.framework.om import OmClient, acting_for
@@ -64,13 +64,14 @@ class AsyncOzoneClient:
         config: ClientConfig | None = None,
     ) -> None:
         """`AsyncOzoneClient(conf)`, `AsyncOzoneClient("host:port")` or
-        `AsyncOzoneClient(conf, om_address=...)`: OM is at `om_address`, else ozone.om.address."""
+        `AsyncOzoneClient(conf, om_address=...)`: OM is at `om_address`, else ozone.om.address. The client's
+        edge: `conf` is read here, once, into `config` (ClientConfig), which everything below takes; a given
+        `config` is taken as it is."""
         if isinstance(conf, str):
             conf, om_address = None, conf
-        conf = conf or OzoneConfiguration()
-        self.config = config or ClientConfig.from_conf(conf, om_address)
+        self.config = config or ClientConfig.from_conf(conf or OzoneConfiguration(), om_address)
         self.client_host = socket.gethostname()
-        self.client_rack = client_rack(conf, self.client_host)
+        self.client_rack = self.config.rack
         self._om: OmClient | None = None
         self._pool: ChannelPool | None = None
 

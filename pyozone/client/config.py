@@ -1,12 +1,16 @@
 """ClientConfig: the ozone.client.* settings the data path reads, typed once when a client starts.
 
 Reading the configuration once (rather than per key) keeps the write path free of parsing, and a frozen
-value can be shared by every stream of a client without locks.
+value can be shared by every stream of a client without locks. It is the one thing the client builds from
+the configuration (`AsyncOzoneClient`'s and `OzoneClient`'s constructors call `from_conf`): the OMs it
+calls, its rack, its retry policies; its rules (a bad value named with its key) are checked here.
 """
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from pyozone.client.retry import (
     COMMIT_DEADLINE_S,
@@ -15,14 +19,17 @@ from pyozone.client.retry import (
     OmRetryPolicy,
     WriteRetryPolicy,
 )
-from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
-from pyozone.common.om_ha import client_om_service, om_service_nodes
+from pyozone.common.net import HostPort
+from pyozone.common.om_ha import OmAddresses
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import client_tls
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.framework.om import OmEndpoint
-from pyozone.hdds.checksum import ChecksumType, parse_type
+from pyozone.hdds.checksum import ChecksumType
 from pyozone.hdds.limits import MAX_CHUNK_BYTES
+from pyozone.hdds.topology import load_rack_mapping
+
+CHECKSUM_TYPE_KEY = "ozone.client.checksum.type"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +66,7 @@ class ClientConfig:
     om_wait_s: float = 2.0  # ozone.client.wait.between.retries.millis
     om_deadline_s: float = COMMIT_DEADLINE_S  # ozone.client.retry.deadline: a commit's whole wait for OM
     leader_failover: LeaderFailover = LEADER_FAILOVER  # hdds.ratis.client.multilinear.random.retry.policy
+    rack: str = ""  # net.topology.node.switch.mapping.file: this host's rack ("" when the file names none)
 
     @property
     def om_address(self) -> HostPort:
@@ -103,10 +111,7 @@ class ClientConfig:
         configured service, else ozone.om.address). `tls`: a service's own certificate (the S3 gateway's); by
         default, with hdds.grpc.tls.enabled, the user's (ozone.client.tls.* or OZONE_CLIENT_*)."""
         om_nodes = _om_nodes(conf, om_address)
-        try:
-            checksum = parse_type(str(conf.get("ozone.client.checksum.type")))
-        except ValueError as e:
-            raise ConfigError(f"ozone.client.checksum.type: {e}") from None
+        checksum = checksum_type(conf)
         explicit = conf.get("ozone.client.retry.deadline")
         # Unset, a run of failed blocks lasts until SCM has given up on a dead datanode and replaced its
         # pipelines; a commit, until an OM restart or failover is long over (retry.COMMIT_DEADLINE_S).
@@ -146,6 +151,7 @@ class ClientConfig:
             om_wait_s=int(conf.get("ozone.client.wait.between.retries.millis")) / 1000,
             om_deadline_s=om_deadline_s,
             leader_failover=failover,
+            rack=client_rack(conf, socket.gethostname()),
         )
         config.check()
         return config
@@ -178,16 +184,33 @@ class ClientConfig:
             )
 
 
+def checksum_type(conf: OzoneConfiguration) -> ChecksumType:
+    """ozone.client.checksum.type: one of Ozone's ChecksumType names, spelled as Ozone's OzoneClientConfig
+    takes them (ChecksumType.valueOf); anything else is a ConfigError naming the key, the value and where
+    it was set."""
+    key = CHECKSUM_TYPE_KEY
+    value = conf.get(key)
+    if value not in ChecksumType.__members__:
+        raise ConfigError(
+            f"{key}={conf.get_raw(key)!r} ({conf.source(key)}): must be one of "
+            f"{', '.join(ChecksumType.__members__)}"
+        )
+    return ChecksumType[value]
+
+
+def client_rack(conf: OzoneConfiguration, host: str) -> str:
+    """The client's rack by net.topology.node.switch.mapping.file ("" when no mapping names the host): where
+    its datastream chains start (routing.py)."""
+    path = conf.get("net.topology.node.switch.mapping.file")
+    if not path:
+        return ""
+    return load_rack_mapping(Path(str(path))).get(host, "")
+
+
 def _om_nodes(conf: OzoneConfiguration, om_address: str | None) -> tuple[OmEndpoint, ...]:
     """The OMs a client calls: an HA service's nodes (named by `om_address`, or the configured service),
     else one OM at `om_address` or ozone.om.address."""
-    service = client_om_service(conf, om_address)
-    if service is not None:
-        return tuple(OmEndpoint(n.node_id, n.rpc_address) for n in om_service_nodes(conf, service))
-    raw = om_address or str(conf.get("ozone.om.address") or "")
-    if not raw:
-        raise ConfigError("ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT")
-    address = parse_host_port(raw, OM_PORT_DEFAULT, "ozone.om.address")
-    if address.host == "0.0.0.0":  # a bind address in a shared ozone-site.xml: this host's OM
-        address = HostPort("127.0.0.1", address.port)
-    return (OmEndpoint("", address),)
+    oms = OmAddresses.from_conf(conf, om_address)
+    if oms.service_id is None:
+        return (OmEndpoint("", oms.client_address()),)
+    return tuple(OmEndpoint(n.node_id, n.rpc_address) for n in oms.nodes)

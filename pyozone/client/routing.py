@@ -3,24 +3,13 @@
 The client sends to the member nearest to it; each member then sends to the member nearest to *itself*
 among those left, so a pipeline spread over two racks carries each byte across racks once. Near means
 the same host, then the same rack (SCM's network location of each member, the client's from the mapping
-file); ties keep the pipeline's order.
+file, ClientConfig.rack); ties keep the pipeline's order.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.locations import DatanodeRef
-from pyozone.hdds.topology import DEFAULT_RACK, load_rack_mapping
-
-
-def client_rack(conf: OzoneConfiguration, host: str) -> str:
-    """The client's rack by net.topology.node.switch.mapping.file ("" when no mapping names the host)."""
-    path = conf.get("net.topology.node.switch.mapping.file")
-    if not path:
-        return ""
-    return load_rack_mapping(Path(str(path))).get(host, "")
+from pyozone.hdds.topology import DEFAULT_RACK
 
 
 def chain_order(members: tuple[DatanodeRef, ...], host: str, rack: str) -> tuple[DatanodeRef, ...]:

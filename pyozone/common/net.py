@@ -81,6 +81,18 @@ def scm_client_address(conf: OzoneConfiguration) -> HostPort:
     return parse_host_port(str(names).split(",")[0], conf.get("ozone.scm.client.port"), "ozone.scm.names")
 
 
+def scm_block_address(conf: OzoneConfiguration) -> HostPort:
+    """Where block clients reach SCM: ozone.scm.block.client.address, else the first of ozone.scm.names
+    with ozone.scm.block.client.port (Ozone's getScmAddressForBlockClients)."""
+    if conf.get("ozone.scm.block.client.address"):
+        return address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port")
+    names = conf.get("ozone.scm.names")
+    if not names:
+        raise ConfigError("ozone.scm.block.client.address: not set, and ozone.scm.names neither")
+    port = conf.get("ozone.scm.block.client.port")
+    return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
+
+
 def scm_security_address(conf: OzoneConfiguration) -> HostPort:
     """Where daemons and admin tools reach SCM's security protocol: ozone.scm.security.service.address,
     else the host of the first of ozone.scm.names with ozone.scm.security.service.port (a port written in
@@ -99,7 +111,15 @@ def scm_security_address(conf: OzoneConfiguration) -> HostPort:
 
 def om_address(conf: OzoneConfiguration) -> HostPort:
     """ozone.om.address; `om` alone (as Ozone's docker-compose writes it) means om:9862."""
-    return address(conf, "ozone.om.address", default_port=OM_PORT_DEFAULT)
+    return lone_om_address(str(conf.get("ozone.om.address") or ""))
+
+
+def lone_om_address(text: str) -> HostPort:
+    """A lone OM's RPC address from ozone.om.address's `text`: a bare host means port 9862, nothing
+    0.0.0.0:9862 (where OM binds)."""
+    if not text.strip():
+        return HostPort(ANY, OM_PORT_DEFAULT)
+    return parse_host_port(text, OM_PORT_DEFAULT, "ozone.om.address")
 
 
 def is_loopback(host: str) -> bool:

@@ -4,6 +4,9 @@ An HA service is named in `ozone.om.service.ids`; its OMs in `ozone.om.nodes.SER
 the keys suffixed with the service and node (`ozone.om.address.SERVICE.NODE`, `ozone.om.ratis.port.SERVICE
 .NODE`, `ozone.om.http-address.SERVICE.NODE`). An OM finds itself by `ozone.om.node.id`, or as the one node
 whose address is on this machine (common/ha_nodes.py, shared with SCM).
+
+`OmAddresses.from_conf` is the one place a client, daemon or command finds where the OMs listen: the OMs of
+a service, or the lone OM at `ozone.om.address`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyozone.common.ha_nodes import id_list, local_node, name_uuid_from_bytes
-from pyozone.common.net import OM_PORT_DEFAULT, HostPort, parse_host_port
+from pyozone.common.net import OM_PORT_DEFAULT, HostPort, lone_om_address, parse_host_port
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.keys import suffixed
 
@@ -28,6 +31,55 @@ class OmNodeDetails:
     rpc_address: HostPort
     ratis_address: HostPort
     http_address: HostPort
+
+
+@dataclass(frozen=True, slots=True)
+class OmAddresses:
+    """The OMs a configuration names (Ozone's OmUtils.getOmHAAddressesById and OMNodeDetails): the OMs of
+    its service (`nodes`, `decommissioned` naming those removed from it), or a lone OM (`service_id` None)
+    at `address`. Built once at a daemon's, command's or client's edge."""
+
+    service_id: str | None
+    nodes: tuple[OmNodeDetails, ...] = ()
+    decommissioned: tuple[str, ...] = ()
+    address: str = ""
+    """The lone OM's host[:port] as written: a client's `authority`, else ozone.om.address."""
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration, authority: str | None = None) -> OmAddresses:
+        """The OMs a client or daemon of this configuration talks to (`client_om_service`): the service
+        `authority` names, else the configured one; without a service, the lone OM at `authority`
+        (host[:port]) or ozone.om.address."""
+        service = client_om_service(conf, authority)
+        if service is None:
+            return cls(None, address=authority or str(conf.get("ozone.om.address") or ""))
+        return cls.of_service(conf, service)
+
+    @classmethod
+    def of_service(cls, conf: OzoneConfiguration, service_id: str) -> OmAddresses:
+        """The OMs of `service_id`, which must be one of ozone.om.service.ids (a ConfigError otherwise)."""
+        return cls(service_id, om_service_nodes(conf, service_id), om_decommissioned_ids(conf, service_id))
+
+    @property
+    def active(self) -> tuple[OmNodeDetails, ...]:
+        """The service's OMs less the decommissioned ones (Ozone's OmUtils.getAllOMHAAddresses without
+        them): a new service's Raft group, and every OM's address book."""
+        removed = set(self.decommissioned)
+        return tuple(node for node in self.nodes if node.node_id not in removed)
+
+    def lone_address(self) -> HostPort:
+        """The lone OM's RPC address as OM itself reads it (unset: 0.0.0.0:9862, where it binds)."""
+        return lone_om_address(self.address)
+
+    def client_address(self) -> HostPort:
+        """Where a client reaches the lone OM: a ConfigError when no address is given; 0.0.0.0 (a bind
+        address in a shared ozone-site.xml) is this host's OM."""
+        if not self.address:
+            raise ConfigError(
+                "ozone.om.address: not set: give the OM address as -D ozone.om.address=HOST:PORT"
+            )
+        address = parse_host_port(self.address, OM_PORT_DEFAULT, "ozone.om.address")
+        return HostPort("127.0.0.1", address.port) if address.host == "0.0.0.0" else address
 
 
 def om_service_ids(conf: OzoneConfiguration) -> tuple[str, ...]:
@@ -73,13 +125,6 @@ def om_decommissioned_ids(conf: OzoneConfiguration, service_id: str) -> tuple[st
     return id_list(conf, suffixed("ozone.om.decommissioned.nodes", service_id))
 
 
-def om_active_nodes(conf: OzoneConfiguration, service_id: str) -> tuple[OmNodeDetails, ...]:
-    """The service's OMs less the decommissioned ones (Ozone's OmUtils.getAllOMHAAddresses without them):
-    a new service's Raft group, and every OM's address book."""
-    removed = set(om_decommissioned_ids(conf, service_id))
-    return tuple(node for node in om_service_nodes(conf, service_id) if node.node_id not in removed)
-
-
 def client_om_service(conf: OzoneConfiguration, authority: str | None = None) -> str | None:
     """The OM service a client talks to: `authority` when it names a configured service (`ofs://SERVICE/`),
     else the one of `ozone.om.service.ids` (`ozone.om.internal.service.id` choosing among several); None
@@ -106,17 +151,17 @@ def client_om_service(conf: OzoneConfiguration, authority: str | None = None) ->
 
 def local_om_node(conf: OzoneConfiguration) -> OmNodeDetails | None:
     """This OM's node of its service (Ozone's OMHANodeDetails.loadOMHAConfig), or None when OM runs alone."""
-    service_id = client_om_service(conf)
-    if service_id is None:
+    oms = OmAddresses.from_conf(conf)
+    if oms.service_id is None:
         return None
     return local_node(
         conf,
-        om_service_nodes(conf, service_id),
+        oms.nodes,
         lambda node: node.rpc_address.host,
         role="OM",
-        service_id=service_id,
+        service_id=oms.service_id,
         node_id_key="ozone.om.node.id",
-        nodes_key=suffixed("ozone.om.nodes", service_id),
+        nodes_key=suffixed("ozone.om.nodes", oms.service_id),
     )
 
 

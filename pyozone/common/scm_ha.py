@@ -8,6 +8,9 @@ else the unsuffixed port key, else Ozone's default; its web server in `ozone.scm
 An SCM finds itself by `ozone.scm.node.id`, or as the one node whose host is on this machine
 (common/ha_nodes.py, shared with OM). Without `ozone.scm.service.ids` SCM runs alone (`ozone.scm.names`,
 `ozone.scm.*.address`), as before.
+
+`ScmAddresses.from_conf` is the one place a client or daemon outside SCM finds where the SCMs listen:
+every SCM of the service at one protocol's port, or the lone SCM's address for it.
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from enum import Enum
 
 from pyozone.common.ha_nodes import id_list, local_node, name_uuid_from_bytes
-from pyozone.common.net import HostPort, parse_host_port
+from pyozone.common.net import (
+    HostPort,
+    parse_host_port,
+    scm_block_address,
+    scm_client_address,
+    scm_datanode_address,
+    scm_security_address,
+)
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.keys import suffixed
 
@@ -25,6 +36,21 @@ CLUSTER_ID_PREFIX = "CID-"
 """Ozone's OzoneConsts.CLUSTER_ID_PREFIX."""
 SCM_HTTP_PORT_DEFAULT = 9876
 """Ozone's OZONE_SCM_HTTP_BIND_PORT_DEFAULT."""
+
+
+class ScmProtocol(Enum):
+    """The SCM protocols other components call, each at its own port (Ozone's SCMNodeInfo fields)."""
+
+    CLIENT = "client"
+    """The admin/location protocol (`ozone.scm.client.port`, `ozone.scm.client.address`)."""
+    BLOCK = "block"
+    """The block protocol OM calls (`ozone.scm.block.client.port`, `ozone.scm.block.client.address`)."""
+    DATANODE = "datanode"
+    """Where datanodes heartbeat (`ozone.scm.datanode.port`, `ozone.scm.datanode.address`)."""
+    SECURITY = "security"
+    """The certificate authority (`ozone.scm.security.service.port`, `...security.service.address`)."""
+
+
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.ASCII | re.IGNORECASE)
 
 
@@ -47,6 +73,70 @@ class ScmNodeDetails:
     grpc_address: HostPort
     """Ozone's InterSCMGrpc checkpoint download (`ozone.scm.grpc.port`)."""
     http_address: HostPort
+
+    def address(self, protocol: ScmProtocol) -> HostPort:
+        """This SCM's address for `protocol`."""
+        if protocol is ScmProtocol.CLIENT:
+            return self.client_address
+        if protocol is ScmProtocol.BLOCK:
+            return self.block_client_address
+        if protocol is ScmProtocol.DATANODE:
+            return self.datanode_address
+        return self.security_address
+
+
+_LONE = {
+    ScmProtocol.CLIENT: scm_client_address,
+    ScmProtocol.BLOCK: scm_block_address,
+    ScmProtocol.DATANODE: scm_datanode_address,
+    ScmProtocol.SECURITY: scm_security_address,
+}
+"""A lone SCM's address per protocol: its `*.address` key, else the first of ozone.scm.names (common/net.py;
+Ozone's HddsUtils.getScmAddressForClients, getScmAddressForBlockClients, getSCMAddressForDatanodes and
+getScmAddressForSecurityProtocol)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScmAddresses:
+    """Where the SCMs of a configuration listen, per protocol (Ozone's SCMNodeInfo.buildNodeInfo): the SCMs
+    of its service (`nodes`), or a lone SCM (`service_id` None). Built once at a daemon's or command's edge,
+    so the clients it makes take addresses, not the configuration. A lone SCM's protocol the configuration
+    gives no address for is a ConfigError when that protocol is asked for, not before: an OM without
+    security never needs the certificate authority's address."""
+
+    service_id: str | None
+    nodes: tuple[ScmNodeDetails, ...] = ()
+    lone: tuple[tuple[ScmProtocol, HostPort | str], ...] = ()
+    """A lone SCM's address per protocol, or the ConfigError's message when the configuration gives none."""
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration, service_id: str | None = None) -> ScmAddresses:
+        """The SCMs of `service_id` (default: this configuration's SCM service, `scm_service_id`), or the
+        lone SCM's addresses when there is no service."""
+        service = service_id or scm_service_id(conf)
+        if service is not None:
+            return cls(service, scm_service_nodes(conf, service))
+        lone: list[tuple[ScmProtocol, HostPort | str]] = []
+        for protocol, resolve in _LONE.items():
+            try:
+                lone.append((protocol, resolve(conf)))
+            except ConfigError as e:
+                lone.append((protocol, str(e)))
+        return cls(None, lone=tuple(lone))
+
+    def lone_address(self, protocol: ScmProtocol) -> HostPort:
+        """The lone SCM's address for `protocol`; a ConfigError naming the key to set when there is none."""
+        resolved = dict(self.lone)[protocol]
+        if isinstance(resolved, str):
+            raise ConfigError(resolved)
+        return resolved
+
+    def endpoints(self, protocol: ScmProtocol) -> tuple[tuple[str, HostPort], ...]:
+        """(node id, address) of each SCM at `protocol`'s port, in the order the service names them; a lone
+        SCM's node id is ""."""
+        if self.service_id is None:
+            return (("", self.lone_address(protocol)),)
+        return tuple((node.node_id, node.address(protocol)) for node in self.nodes)
 
 
 def scm_service_ids(conf: OzoneConfiguration) -> tuple[str, ...]:

@@ -57,11 +57,6 @@ RULES: tuple[Rule, ...] = (
     (("hdds.scm.safemode.min.datanode",), lambda v: v >= 0, "must be >= 0"),
     (("ozone.scm.sequence.id.batch.size",), lambda v: v >= 1, "must be >= 1"),
     (("hdds.scm.unknown-container.action",), lambda v: v in {"WARN", "DELETE"}, "must be WARN or DELETE"),
-    (
-        ("ozone.client.checksum.type",),
-        lambda v: v in {"NONE", "CRC32", "CRC32C", "SHA256", "MD5"},
-        "must be one of NONE, CRC32, CRC32C, SHA256, MD5",
-    ),
 )
 
 

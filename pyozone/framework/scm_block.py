@@ -11,9 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pyozone import rpc
-from pyozone.common.net import HostPort, address, parse_host_port
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.framework.scm_admin import ScmClient
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.framework.scm_failover import ScmNodes
@@ -36,18 +35,6 @@ from pyozone.protocol.block import (
 T = TypeVar("T")
 
 BLOCK_SERVICE = rpc.ServiceSpec.of(wire.BLOCK_SERVICE)
-
-
-def scm_block_address(conf: OzoneConfiguration) -> HostPort:
-    """Where block clients reach SCM: ozone.scm.block.client.address, else the first of ozone.scm.names
-    with ozone.scm.block.client.port (Ozone's getScmAddressForBlockClients)."""
-    if conf.get("ozone.scm.block.client.address"):
-        return address(conf, "ozone.scm.block.client.address", "ozone.scm.block.client.port")
-    names = conf.get("ozone.scm.names")
-    if not names:
-        raise ConfigError("ozone.scm.block.client.address: not set, and ozone.scm.names neither")
-    port = conf.get("ozone.scm.block.client.port")
-    return parse_host_port(str(names).split(",")[0], port, "ozone.scm.names")
 
 
 def _checked(build: Callable[[], T]) -> T:

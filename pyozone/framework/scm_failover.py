@@ -1,17 +1,17 @@
 """Failover between the SCMs of a service, for every client of SCM's block and admin protocols (Ozone's
 SCMFailoverProxyProviderBase with SCMClientConfig's retry policy).
 
-`ScmNodes` is where a client may send one protocol's calls: the SCMs of the service
-(`ozone.scm.service.ids`, common/scm_ha.py), each at that protocol's port, or a lone SCM at its configured
-address (one node: every call goes there once, as before SCM HA). `FailoverStub` sends each call to the SCM
-it last found leading; an SCM that refuses as a follower (Ozone's ServerNotLeaderException, status
-UNAVAILABLE) sends it to the leader it names, else to the next SCM not asked since the client last waited;
-an SCM that cannot be reached (or does not answer in time) to the next; once every SCM was asked the client
-waits `hdds.scmclient.failover.retry.interval`; a leader not ready yet (LeaderNotReadyException) is asked
-again after that wait. It gives up after Ozone's retry count (the larger of `hdds.scmclient.failover.max
-.retry` and `hdds.scmclient.max.retry.timeout` over the interval) or once `max.retry.timeout` passed, with
-an error naming every SCM and the last answer. Any other answer (SCM's own refusals, no OPEN pipeline) is
-the caller's, at once. The refusal is read here, from Ozone's text; the daemon only writes it.
+`ScmNodes` is where a client may send one protocol's calls: the SCMs of the service (`ozone.scm.service.ids`,
+common/scm_ha.py's ScmAddresses), each at that protocol's port, or a lone SCM at its configured address (one
+node: every call goes there once, as before SCM HA). `FailoverStub` sends each call to the SCM it last found
+leading; an SCM that refuses as a follower (Ozone's ServerNotLeaderException, status UNAVAILABLE) sends it to
+the leader it names, else to the next SCM not asked since the client last waited; an SCM that cannot be
+reached (or does not answer in time) to the next; once every SCM was asked the client waits
+`hdds.scmclient.failover.retry.interval`; a leader not ready yet (LeaderNotReadyException) is asked again
+after that wait. It gives up after Ozone's retry count (the larger of `hdds.scmclient.failover.max.retry` and
+`hdds.scmclient.max.retry.timeout` over the interval) or once `max.retry.timeout` passed, with an error naming
+every SCM and the last answer. Any other answer (SCM's own refusals, no OPEN pipeline) is the caller's, at
+once. The refusal is read here, from Ozone's text; the daemon only writes it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyozone.common.net import HostPort
-from pyozone.common.scm_ha import ScmNodeDetails, scm_service_id, scm_service_nodes
+from pyozone.common.scm_ha import ScmAddresses, ScmNodeDetails, ScmProtocol, scm_service_id, scm_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.failover_round import next_in_round
@@ -144,6 +144,21 @@ class ScmNodes:
         return cls((ScmEndpoint("", address),), policy)
 
     @classmethod
+    def of(
+        cls, addresses: ScmAddresses, protocol: ScmProtocol, policy: ScmFailoverPolicy = ScmFailoverPolicy()
+    ) -> ScmNodes:
+        """The SCMs of `addresses` at `protocol`'s port."""
+        return cls(tuple(ScmEndpoint(node_id, at) for node_id, at in addresses.endpoints(protocol)), policy)
+
+    @classmethod
+    def configured(
+        cls, conf: OzoneConfiguration, protocol: ScmProtocol, service_id: str | None = None
+    ) -> ScmNodes:
+        """A command's or daemon's edge: the SCMs of `service_id` (default: this configuration's SCM
+        service, else the lone SCM) at `protocol`'s port, failing over by this configuration's policy."""
+        return cls.of(ScmAddresses.from_conf(conf, service_id), protocol, ScmFailoverPolicy.from_conf(conf))
+
+    @classmethod
     def from_conf(
         cls,
         conf: OzoneConfiguration,
@@ -152,7 +167,8 @@ class ScmNodes:
         service_id: str | None = None,
     ) -> ScmNodes:
         """The SCMs of `service_id` (default: this configuration's SCM service) at `port`; without a
-        service, the lone SCM at `alone(conf)`."""
+        service, the lone SCM at `alone(conf)`. Left for pyozone/datanode's callers (scm_connections.py,
+        xceiver/allocations.py), which move to `of`/`configured`; then it goes."""
         policy = ScmFailoverPolicy.from_conf(conf)
         service = service_id or scm_service_id(conf)
         if service is None:

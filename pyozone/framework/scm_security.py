@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pyozone import rpc
-from pyozone.common.net import HostPort, scm_security_address
+from pyozone.common.net import HostPort
+from pyozone.common.scm_ha import ScmProtocol
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.scm_errors import ScmClientError
@@ -34,8 +35,8 @@ _UNREACHABLE = (rpc.StatusCode.UNAVAILABLE, rpc.StatusCode.DEADLINE_EXCEEDED)
 
 def scm_security_nodes(conf: OzoneConfiguration) -> ScmNodes:
     """The SCMs of the service at their security ports (`ozone.scm.security.service.port` of each node), or
-    the lone SCM's (`scm_security_address`)."""
-    return ScmNodes.from_conf(conf, lambda n: n.security_address, scm_security_address)
+    the lone SCM's (`ozone.scm.security.service.address`, else the host of the first of ozone.scm.names)."""
+    return ScmNodes.configured(conf, ScmProtocol.SECURITY)
 
 
 class SCMSecurityClient:

@@ -12,16 +12,16 @@ from SCM with its own certificate (SecretKeyCache). Tokens travel in KeyLocation
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID, ReplicationConfig
 from pyozone.hdds.security.acl import caller_name
 from pyozone.hdds.security.block_token import AccessMode, BlockTokenIdentifier, Token
 from pyozone.om.replication import block_capacity, replica_bytes
+from pyozone.om.settings import BlockTokenSettings
 from pyozone.protocol import om as wire
 from pyozone.protocol.tokens import encode_token, issue_block_token
 from pyozone.rpc.metadata import USER_METADATA, peer_identity
@@ -44,12 +44,18 @@ class BlockTokenIssuer:
         self.clock = clock or SystemClock()
 
     @classmethod
-    def from_conf(cls, conf: OzoneConfiguration, certificate: TlsStore | None) -> BlockTokenIssuer | None:
-        """OM's issuer over SCM, reached with OM's `certificate`; None without hdds.block.token.enabled
-        (or without ozone.security.enabled: no certificate, no secret keys). `close` it when OM stops."""
-        if certificate is None or not conf.get("hdds.block.token.enabled"):
+    def of(
+        cls,
+        settings: BlockTokenSettings,
+        certificate: TlsStore | None,
+        secret_keys: Callable[[TlsStore], SecretKeyCache],
+    ) -> BlockTokenIssuer | None:
+        """OM's issuer over SCM's secret keys, which `secret_keys` reaches with OM's `certificate`; None
+        without hdds.block.token.enabled (or without ozone.security.enabled: no certificate, no secret
+        keys). `close` it when OM stops."""
+        if certificate is None or not settings.enabled:
             return None
-        return cls(SecretKeyCache.connect(conf, certificate), conf.get("hdds.block.token.expiry.time"))
+        return cls(secret_keys(certificate), settings.lifetime_ms)
 
     def sign(
         self,

@@ -25,7 +25,6 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.security.sse import KEY_BYTES
 
 KEYSTORE_KEY = "ozone.om.sse.master.keystore"
@@ -143,12 +142,6 @@ def _write(path: Path, versions: dict[int, bytes]) -> None:
 
 def _aad(version: int, bound: str) -> bytes:
     return f"pyozone-sse-master-v{version}:{bound}".encode()
-
-
-def keystore_path(conf: OzoneConfiguration, metadata_dir: Path) -> Path:
-    """ozone.om.sse.master.keystore, else s3-sse-master.keystore beside om.db's VERSION."""
-    named = str(conf.get(KEYSTORE_KEY) or "").strip()
-    return Path(named) if named else metadata_dir / KEYSTORE_FILE
 
 
 def open_keystore(path: Path, create: bool, recorded: str | None) -> MasterKeyStore | None:

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pyozone import rpc
-from pyozone.common.net import scm_client_address
+from pyozone.common.scm_ha import ScmAddresses, ScmProtocol
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
 from pyozone.framework.scm_admin import ContainerWithPipeline, ReplicaLocation, ScmAdminClient, ScmInfo
-from pyozone.framework.scm_block import ScmBlockClient, scm_block_address
+from pyozone.framework.scm_block import ScmBlockClient
 from pyozone.framework.scm_errors import ScmClientError
-from pyozone.framework.scm_failover import ScmNodes
+from pyozone.framework.scm_failover import ScmFailoverPolicy, ScmNodes
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import ReplicationConfig
@@ -90,16 +89,18 @@ def container_location(answer: ContainerWithPipeline) -> ContainerLocation:
 class GrpcScm:
     """The real gateway: two synchronous clients, safe to use from several threads (rpc.SyncChannel is),
     each failing over between the SCMs of a service (framework/scm_failover.py: the block protocol at each
-    SCM's block client port, the admin protocol at its client port). `tls`: OM's certificate, when
-    hdds.grpc.tls.enabled."""
+    SCM's block client port, the admin protocol at its client port) by `policy` (Ozone's SCMClientConfig).
+    `tls`: OM's certificate, when hdds.grpc.tls.enabled."""
 
     def __init__(
-        self, conf: OzoneConfiguration, timeout_s: float = 30.0, tls: TlsStore | None = None
+        self,
+        scms: ScmAddresses,
+        policy: ScmFailoverPolicy,
+        timeout_s: float = 30.0,
+        tls: TlsStore | None = None,
     ) -> None:
-        blocks = ScmNodes.from_conf(conf, lambda n: n.block_client_address, scm_block_address)
-        admin = ScmNodes.from_conf(conf, lambda n: n.client_address, scm_client_address)
-        self._blocks = ScmBlockClient(blocks, timeout_s, tls)
-        self._admin = ScmAdminClient(admin, timeout_s, tls)
+        self._blocks = ScmBlockClient(ScmNodes.of(scms, ScmProtocol.BLOCK, policy), timeout_s, tls)
+        self._admin = ScmAdminClient(ScmNodes.of(scms, ScmProtocol.CLIENT, policy), timeout_s, tls)
 
     def scm_info(self) -> ScmInfo:
         return self._blocks.scm_info()

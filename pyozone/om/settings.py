@@ -1,4 +1,7 @@
-"""The OM's configuration, read once: a bad value fails at start-up with the key's name, not mid-request."""
+"""The OM's configuration, read once at the daemon's edge (om/server/daemon.py): a bad value fails at
+start-up with the key's name, not mid-request, and the OM core takes these values, never the configuration
+(an import-linter contract in pyproject.toml keeps pyozone.config out of pyozone/om but this module and
+om/server)."""
 
 from __future__ import annotations
 
@@ -7,12 +10,15 @@ from pathlib import Path
 
 from pyozone.common.tls_mode import mtls_enabled
 from pyozone.config import ConfigError, OzoneConfiguration
+from pyozone.config.dirs import metadata_dir, single_dir
 from pyozone.hdds.ids import RATIS_THREE, ReplicationConfig
 from pyozone.hdds.security.acl import ACLType, parse_rights_names
 from pyozone.hdds.security.users import Administrators, UserGroups
 from pyozone.hdds.states import ReplicationType
 from pyozone.hdds.topology import load_rack_mapping
+from pyozone.om.master_keys import KEYSTORE_FILE, KEYSTORE_KEY
 from pyozone.om.replication import ALLOWED_CONFIGS_KEY, AllowedConfigs
+from pyozone.om.storage import OM_DB_DIRS_KEY, OM_DB_NAME
 
 DEFAULT_LIST_LIMIT = 1000
 """What a list call asking for 0 entries answers at most; ozone.om.server.list.max.size's default."""
@@ -53,6 +59,18 @@ class AccessSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockTokenSettings:
+    """Whether OM signs block tokens and for how long they hold: read by om/block_tokens.py."""
+
+    enabled: bool = False  # hdds.block.token.enabled
+    lifetime_ms: int = 24 * 3600_000  # hdds.block.token.expiry.time
+
+    @classmethod
+    def from_conf(cls, conf: OzoneConfiguration) -> BlockTokenSettings:
+        return cls(bool(conf.get("hdds.block.token.enabled")), conf.get("hdds.block.token.expiry.time"))
+
+
+@dataclass(frozen=True, slots=True)
 class OMSettings:
     block_size: int = 256 << 20
     default_replication: ReplicationConfig = RATIS_THREE
@@ -86,6 +104,8 @@ class OMSettings:
     """ozone.replication.allowed-configs: the replication configs a client may name."""
     access: AccessSettings = field(default_factory=AccessSettings)
     """ozone.acl.enabled and who is who: om/access.py."""
+    block_tokens: BlockTokenSettings = BlockTokenSettings()
+    """hdds.block.token.*: om/block_tokens.py."""
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> OMSettings:
@@ -110,6 +130,7 @@ class OMSettings:
             racks=_racks(conf),
             allowed_configs=allowed,
             access=AccessSettings.from_conf(conf),
+            block_tokens=BlockTokenSettings.from_conf(conf),
         )
 
     def rack_of(self, host: str) -> str:
@@ -131,6 +152,23 @@ def _at_least(conf: OzoneConfiguration, key: str, minimum: int) -> int:
 
 def _positive(conf: OzoneConfiguration, key: str) -> int:
     return _at_least(conf, key, 1)
+
+
+def om_metadata_dir(conf: OzoneConfiguration) -> Path:
+    """Where OM's VERSION lives: ozone.metadata.dirs (one directory)."""
+    return metadata_dir(conf, "OM", OM_DB_NAME)
+
+
+def om_db_path(conf: OzoneConfiguration) -> Path:
+    """om.db: in ozone.om.db.dirs, else in OM's metadata directory."""
+    return (single_dir(conf, OM_DB_DIRS_KEY, "OM") or om_metadata_dir(conf)) / OM_DB_NAME
+
+
+def keystore_path(conf: OzoneConfiguration, metadata_dir: Path) -> Path:
+    """ozone.om.sse.master.keystore, else s3-sse-master.keystore beside om.db's VERSION
+    (om/master_keys.py)."""
+    named = str(conf.get(KEYSTORE_KEY) or "").strip()
+    return Path(named) if named else metadata_dir / KEYSTORE_FILE
 
 
 def allowed_configs(conf: OzoneConfiguration) -> AllowedConfigs:

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.config import OzoneConfiguration
-from pyozone.config.dirs import metadata_dir, single_dir
 from pyozone.hdds.version_file import format_version_file, read_version_file
 
 OM_DB_DIRS_KEY = "ozone.om.db.dirs"
+"""Where om.db lives (om/settings.py's om_db_path resolves it at the daemon's edge)."""
 OM_DB_NAME = "om.db"
 NODE_TYPE = "OM"
 OM_LAYOUT_VERSION = 1
@@ -48,14 +47,6 @@ class OMStorage:
                 "layoutVersion": self.layout_version,
             },
         )
-
-
-def om_metadata_dir(conf: OzoneConfiguration) -> Path:
-    return metadata_dir(conf, "OM", OM_DB_NAME)
-
-
-def om_db_path(conf: OzoneConfiguration) -> Path:
-    return (single_dir(conf, OM_DB_DIRS_KEY, "OM") or om_metadata_dir(conf)) / OM_DB_NAME
 
 
 def version_file(metadata_dir: Path) -> Path:

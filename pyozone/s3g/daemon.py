@@ -77,7 +77,7 @@ class S3GatewayDaemon:
         # A service's own certificate outranks the user's client keys a shared ozone-site.xml may hold.
         config = ClientConfig.from_conf(self.conf, tls=self.tls)
         config = replace(config, om_deadline_s=self.settings.commit_deadline_s)  # S3 clients time out sooner
-        self.client = AsyncOzoneClient(self.conf, config=config)
+        self.client = AsyncOzoneClient(config=config)
         limits = self.settings.http_limits()
         keys = SigningKeys(self.settings.signing_key_ttl_s)
         gateway = Gateway(self.client, self.settings, keys, limits.body_idle_timeout_s)

@@ -64,11 +64,11 @@ from typing import Any
 import pytest
 
 from pyozone.cluster.layout import free_ports, plan_cluster
-from pyozone.common.net import scm_client_address
+from pyozone.common.scm_ha import ScmProtocol
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
 from pyozone.framework.scm_admin import ScmAdminClient
-from pyozone.framework.scm_block import ScmBlockClient, scm_block_address
+from pyozone.framework.scm_block import ScmBlockClient
 from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.ids import RATIS_THREE
 from pyozone.hdds.store.codec import IntKeyCodec
@@ -313,13 +313,11 @@ def service(tmp_path: Path) -> Iterator[ScmService]:
 
 
 def block_client(conf: OzoneConfiguration, timeout_s: float = SCM_CALL_TIMEOUT_S) -> ScmBlockClient:
-    return ScmBlockClient(
-        ScmNodes.from_conf(conf, lambda n: n.block_client_address, scm_block_address), timeout_s
-    )
+    return ScmBlockClient(ScmNodes.configured(conf, ScmProtocol.BLOCK), timeout_s)
 
 
 def admin_client(conf: OzoneConfiguration, timeout_s: float = SCM_CALL_TIMEOUT_S) -> ScmAdminClient:
-    return ScmAdminClient(ScmNodes.from_conf(conf, lambda n: n.client_address, scm_client_address), timeout_s)
+    return ScmAdminClient(ScmNodes.configured(conf, ScmProtocol.CLIENT), timeout_s)
 
 
 def writable(conf: OzoneConfiguration, within_s: float = 120) -> None:

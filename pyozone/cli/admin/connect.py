@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 
 from pyozone.common.cli_options import load_configuration
-from pyozone.common.net import parse_host_port, scm_client_address
+from pyozone.common.net import parse_host_port
+from pyozone.common.scm_ha import ScmProtocol
 from pyozone.common.tls_mode import client_tls
 from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.framework.scm_failover import ScmNodes
@@ -30,7 +31,5 @@ def connect(args: argparse.Namespace) -> ScmAdminClient:
     if args.scm:
         nodes = ScmNodes.lone(parse_host_port(args.scm, conf.get("ozone.scm.client.port"), "--scm"))
     else:
-        nodes = ScmNodes.from_conf(
-            conf, lambda n: n.client_address, scm_client_address, getattr(args, "scm_service_id", None)
-        )
+        nodes = ScmNodes.configured(conf, ScmProtocol.CLIENT, getattr(args, "scm_service_id", None))
     return ScmAdminClient(nodes, tls=client_tls(conf))

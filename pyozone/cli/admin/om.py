@@ -27,7 +27,7 @@ from pyozone import rpc
 from pyozone.cli.admin.ratis_roles import member_roles
 from pyozone.client import OzoneClient
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.common.om_ha import client_om_service, om_active_nodes, om_decommissioned_ids, om_service_nodes
+from pyozone.common.om_ha import OmAddresses
 from pyozone.common.output import print_json
 from pyozone.common.tls_mode import client_tls
 from pyozone.config import OzoneConfiguration
@@ -90,16 +90,17 @@ def register(groups, parent: argparse.ArgumentParser) -> None:
     rotate.set_defaults(func=run_rotate_s3_master_key)
 
 
-def _service(conf: OzoneConfiguration, args: argparse.Namespace) -> str:
-    service = args.service_id or client_om_service(conf)
-    if service is None:
+def _service(conf: OzoneConfiguration, args: argparse.Namespace) -> OmAddresses:
+    """The OMs of the service `-id` names, else of the configured one."""
+    oms = OmAddresses.of_service(conf, args.service_id) if args.service_id else OmAddresses.from_conf(conf)
+    if oms.service_id is None:
         raise CLIError("no OM service: ozone.om.service.ids is not set (a lone OM has no roles)")
-    return service
+    return oms
 
 
 def run_transfer(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    nodes = {n.node_id: n for n in om_service_nodes(conf, _service(conf, args))}
+    nodes = {n.node_id: n for n in _service(conf, args).nodes}
     if args.random and len(nodes) < 2:
         raise CLIError(f"-r: the service has one OM ({', '.join(nodes)}): there is no other OM to lead")
     request = transfer_request(None if args.random else args.node)
@@ -123,7 +124,7 @@ def run_rotate_s3_master_key(args: argparse.Namespace) -> int:
 
 def run_roles(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    nodes = om_service_nodes(conf, _service(conf, args))
+    nodes = _service(conf, args).nodes
     roles = member_roles({node.node_id: node.http_address for node in nodes}, conf)
     hosts = {node.node_id: node.rpc_address.host for node in nodes}
     if args.json:
@@ -155,8 +156,8 @@ def _same_host(a: str, b: str) -> bool:
 
 def run_decommission(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    service, gone = args.service_id, args.node
-    nodes = {n.node_id: n for n in om_service_nodes(conf, service)}
+    oms, gone = OmAddresses.of_service(conf, args.service_id), args.node
+    nodes = {n.node_id: n for n in oms.nodes}
     if gone not in nodes:
         raise CLIError(f"There is no OM corresponding to {gone} in the configuration ({', '.join(nodes)})")
     host = nodes[gone].rpc_address.host
@@ -167,7 +168,7 @@ def run_decommission(args: argparse.Namespace) -> int:
         )
     client = OmAdminClient(nodes, client_tls(conf))
     if not args.force:
-        _check_decommission_configs(conf, client, service, gone, host)
+        _check_decommission_configs(oms, client, gone, host)
     try:
         leader, answer = client.call_leader("decommission", decommission_request(gone, host), timeout_s=60)
     except OmAdminError as e:
@@ -225,18 +226,16 @@ def _decommission_outcome(client: OmAdminClient, gone: str, lost: OmAdminError) 
     raise CLIError(f"{lost}; {seen}")
 
 
-def _check_decommission_configs(
-    conf: OzoneConfiguration, client: OmAdminClient, service: str, gone: str, host: str
-) -> None:
+def _check_decommission_configs(oms: OmAddresses, client: OmAdminClient, gone: str, host: str) -> None:
     """Ozone's verifyConfigUpdatedOnAllOMs: the node is decommissioned in this configuration and in every
     remaining OM's."""
-    key = suffixed("ozone.om.decommissioned.nodes", service)
-    if gone not in om_decommissioned_ids(conf, service):
+    key = suffixed("ozone.om.decommissioned.nodes", oms.service_id or "")
+    if gone not in oms.decommissioned:
         raise CLIError(
             f"Please add the to be decommissioned OM {gone} to the {key} config in ozone-site.xml of all "
             "nodes."
         )
-    active = [n.node_id for n in om_active_nodes(conf, service)]
+    active = [n.node_id for n in oms.active]
     if not active:
         raise CLIError(f"Cannot decommission OM {gone} as it is the only node in the ring.")
     stale = []

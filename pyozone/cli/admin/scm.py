@@ -20,9 +20,8 @@ import sys
 from pyozone.cli.admin.connect import connect
 from pyozone.cli.admin.ratis_roles import member_roles
 from pyozone.common.cli_options import CLIError, load_configuration
-from pyozone.common.net import scm_client_address
 from pyozone.common.output import print_json
-from pyozone.common.scm_ha import ScmNodeDetails, scm_service_id, scm_service_nodes
+from pyozone.common.scm_ha import ScmAddresses, ScmNodeDetails, ScmProtocol
 from pyozone.config import OzoneConfiguration
 
 
@@ -60,10 +59,9 @@ def _service_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def _nodes(conf: OzoneConfiguration, args: argparse.Namespace) -> tuple[ScmNodeDetails, ...] | None:
-    """The SCMs of the service `-id` names (else the configuration's); None for a lone SCM."""
-    service = args.scm_service_id or scm_service_id(conf)
-    return None if service is None else scm_service_nodes(conf, service)
+def _scms(conf: OzoneConfiguration, args: argparse.Namespace) -> ScmAddresses:
+    """The SCMs of the service `-id` names (else the configuration's), or the lone SCM."""
+    return ScmAddresses.from_conf(conf, args.scm_service_id)
 
 
 def _ip(host: str) -> str:
@@ -76,9 +74,9 @@ def _ip(host: str) -> str:
 
 def run_roles(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    nodes = _nodes(conf, args)
-    if nodes is None:
-        host = scm_client_address(conf).host
+    scms = _scms(conf, args)
+    if scms.service_id is None:
+        host = scms.lone_address(ScmProtocol.CLIENT).host
         address = f"{host}:{conf.get('ozone.scm.ratis.port')}"
         print(
             f"SCM {host} is not an HA service (ozone.scm.service.ids is not set): it runs without Ratis, "
@@ -90,6 +88,7 @@ def run_roles(args: argparse.Namespace) -> int:
         else:
             print(address)
         return 0
+    nodes = scms.nodes
     by_id = {node.node_id: node for node in nodes}
     roles = member_roles({node.node_id: node.http_address for node in nodes}, conf)
     if args.json:
@@ -138,12 +137,12 @@ def _target(nodes: tuple[ScmNodeDetails, ...], args: argparse.Namespace) -> str 
 
 def run_transfer(args: argparse.Namespace) -> int:
     conf = load_configuration(args)
-    nodes = _nodes(conf, args)
-    if nodes is None:
+    scms = _scms(conf, args)
+    if scms.service_id is None:
         raise CLIError(
             "this SCM runs alone (ozone.scm.service.ids is not set): there is no leadership to transfer"
         )
-    target = _target(nodes, args)
+    target = _target(scms.nodes, args)
     client = connect(args)
     try:
         client.transfer_leadership(target)

@@ -35,15 +35,9 @@ from aiohttp import web
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse, Route
 from pyozone.common.http_server import HttpServer, json_refusal
-from pyozone.common.net import address, bind_address, om_address
-from pyozone.common.om_ha import (
-    OmNodeDetails,
-    local_om_node,
-    om_active_nodes,
-    om_decommissioned_ids,
-    om_raft_group_id,
-    om_service_nodes,
-)
+from pyozone.common.net import address, bind_address
+from pyozone.common.om_ha import OmAddresses, OmNodeDetails, local_om_node, om_raft_group_id
+from pyozone.common.scm_ha import ScmAddresses
 from pyozone.common.tls import TlsStore, ssl_peer_identity
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -53,6 +47,7 @@ from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions, private_dir
 from pyozone.config.keys import suffixed
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmFailoverPolicy
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.security import x509 as X
 from pyozone.hdds.security.x509 import CertRole
@@ -65,7 +60,6 @@ from pyozone.om.master_keys import (
     KEYSTORE_KEY,
     MasterKeyError,
     MasterKeyStore,
-    keystore_path,
     open_keystore,
 )
 from pyozone.om.metadata import META_TABLE, VOLUME_TABLE, OMMetadataStore
@@ -88,8 +82,8 @@ from pyozone.om.server.raft_member import OmRaftMember
 from pyozone.om.server.service import OzoneManagerService, add_om_service
 from pyozone.om.server.web import UI, om_api
 from pyozone.om.services import KeyDeletingService, OpenKeyCleanupService
-from pyozone.om.settings import OMSettings
-from pyozone.om.storage import OMStorage, bind_to_cluster, om_db_path, om_metadata_dir, read_om_storage
+from pyozone.om.settings import OMSettings, keystore_path, om_db_path, om_metadata_dir
+from pyozone.om.storage import OMStorage, bind_to_cluster, read_om_storage
 from pyozone.om.stored_lengths import StoredLengths
 from pyozone.ratis.messages import RaftPeerId
 from pyozone.ratis.settings import RaftSettings
@@ -101,6 +95,7 @@ from pyozone.ratis_server.transport import RaftGroup, RaftPeer
 from pyozone.rpc import Server
 from pyozone.rpc.loop import run as run_on_rpc_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
+from pyozone.security.secret_keys import SecretKeyCache
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -206,11 +201,13 @@ class OmDaemon:
         self.force_bootstrap = force
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
+        self.oms = OmAddresses.from_conf(conf)
+        """The OMs of this OM's service, or this lone OM's address (ozone.om.address)."""
         self.node: OmNodeDetails | None = local_om_node(conf)
         """This OM's node of its HA service (ozone.om.service.ids), None when it runs alone."""
         self._raft_settings = om_raft_settings(conf) if self.node is not None else None
         # OM has no RPC bind-host key; a non-loopback ozone.om.address binds 0.0.0.0 (docs/differences.md).
-        rpc_where = om_address(conf) if self.node is None else self.node.rpc_address
+        rpc_where = self.oms.lone_address() if self.node is None else self.node.rpc_address
         http_where = address(conf, "ozone.om.http-address") if self.node is None else self.node.http_address
         self.rpc_address = bind_address(conf, rpc_where, None)
         self.http_address = bind_address(conf, http_where, "ozone.om.http-bind-host")
@@ -219,6 +216,7 @@ class OmDaemon:
         self.membership: OmMembership | None = None
         self.settings = OMSettings.from_conf(conf)
         self.metadata_dir = om_metadata_dir(conf)
+        self.keystore_path = keystore_path(conf, self.metadata_dir)
         self.db_path = om_db_path(conf)
         self.clock = clock or SystemClock()
         self.scm: ScmGateway | None = scm
@@ -248,9 +246,7 @@ class OmDaemon:
             conf,
             frozenset()
             if self.node is None
-            else frozenset(
-                X.om_node_name(n.service_id, n.node_id) for n in om_service_nodes(conf, self.node.service_id)
-            ),
+            else frozenset(X.om_node_name(n.service_id, n.node_id) for n in self.oms.nodes),
         )
         self.checkpoints = CheckpointSender(self._pack_checkpoint)
         self._http = HttpServer(app)
@@ -266,7 +262,9 @@ class OmDaemon:
         if self.secure:
             await self._obtain_certificate()
         if self.scm is None:
-            self.scm = GrpcScm(self.conf, tls=self.tls)
+            self.scm = GrpcScm(
+                ScmAddresses.from_conf(self.conf), ScmFailoverPolicy.from_conf(self.conf), tls=self.tls
+            )
         await self._start_http()
         self.storage = await self._bind_cluster()
         self.store = OMMetadataStore(
@@ -328,7 +326,9 @@ class OmDaemon:
         if self.secure:
             await self._obtain_certificate()
         if self.scm is None:
-            self.scm = GrpcScm(self.conf, tls=self.tls)
+            self.scm = GrpcScm(
+                ScmAddresses.from_conf(self.conf), ScmFailoverPolicy.from_conf(self.conf), tls=self.tls
+            )
         storage = await self._bind_cluster()
         store = OMMetadataStore(self.db_path, self.settings.max_unflushed_transactions, on_failure=_terminate)
         try:
@@ -343,8 +343,8 @@ class OmDaemon:
         (R36 F4: three OMs with three keys under one version number fail at the first failover)."""
         if self.node is None:
             return True
-        first = om_service_nodes(self.conf, self.node.service_id)[0].node_id
-        path = keystore_path(self.conf, self.metadata_dir)
+        first = self.oms.nodes[0].node_id
+        path = self.keystore_path
         if first != self.node.node_id and not path.exists():
             raise ServerStartError(
                 f"{KEYSTORE_KEY}: {path} is missing: the OMs of service {self.node.service_id} share one SSE "
@@ -359,7 +359,7 @@ class OmDaemon:
         keystore, or none where om.db names one, is refused. `record`: om.db naming none records this one's
         id (`om --init`, a lone OM's start; an HA member's start compares only: its om.db is the Raft
         group's, the id comes with its `om --init` or the leader's checkpoint)."""
-        path = keystore_path(self.conf, self.metadata_dir)
+        path = self.keystore_path
         raw = store.get(META_TABLE, KEYSTORE_ID)
         recorded = raw.decode() if raw is not None else None
         try:
@@ -385,14 +385,14 @@ class OmDaemon:
                 "not have it and it is no Raft snapshot they could install; start the service's OMs on "
                 "empty om.db directories, or run this one without ozone.om.service.ids"
             )
-        if node.node_id in om_decommissioned_ids(conf, node.service_id):
+        if node.node_id in self.oms.decommissioned:
             raise ServerStartError(
                 f"OM {node.node_id} is decommissioned "
                 f"({suffixed('ozone.om.decommissioned.nodes', node.service_id)}): it is no member of "
                 f"{node.service_id} any more"
             )
-        nodes = om_service_nodes(conf, node.service_id)
-        active = om_active_nodes(conf, node.service_id)
+        nodes = self.oms.nodes
+        active = self.oms.active
         ratis_dir = Path(str(conf.get("ozone.om.ratis.storage.dir") or self.metadata_dir / "ratis"))
         private_dir(ratis_dir, dir_permissions(conf, METADATA_PERMISSIONS_KEY))
         group_id = om_raft_group_id(node.service_id)
@@ -460,7 +460,7 @@ class OmDaemon:
         """OM's certificate from SCM's CA (waiting for SCM), and its renewal until OM stops. An HA OM's
         names its node's host and its "SERVICE/NODE" (X.om_node): its Raft port's peers check both
         (raft_member.py), and each OM of the service holds its own."""
-        where = om_address(self.conf) if self.node is None else self.node.rpc_address
+        where = self.oms.lone_address() if self.node is None else self.node.rpc_address
         hosts = service_hosts(where.host)
         om_node = None if self.node is None else X.om_node_name(self.node.service_id, self.node.node_id)
         self.certificate = await asyncio.to_thread(
@@ -506,7 +506,9 @@ class OmDaemon:
     async def _start_rpc(self) -> None:
         assert self.core is not None and self.storage is not None
         server = Server(server_settings(), limits=OMRequestLimits())
-        self._tokens = BlockTokenIssuer.from_conf(self.conf, self.certificate)
+        self._tokens = BlockTokenIssuer.of(
+            self.settings.block_tokens, self.certificate, lambda cert: SecretKeyCache.connect(self.conf, cert)
+        )
         self._stored = StoredLengths(
             self.core, self.tls, self._tokens, self.core.settings.length_check_timeout_ms / 1000
         )

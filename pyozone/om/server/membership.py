@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pyozone.common.om_ha import OmNodeDetails, om_decommissioned_ids, om_service_nodes
+from pyozone.common.om_ha import OmAddresses, OmNodeDetails
 from pyozone.config import OzoneConfiguration
 from pyozone.config.keys import suffixed
 from pyozone.framework.om_admin import OmAdminClient, OmAdminError
@@ -81,8 +81,8 @@ class OmMembership:
         self.member = member
 
     def _configured(self) -> tuple[dict[str, OmNodeDetails], set[str]]:
-        nodes = {n.node_id: n for n in om_service_nodes(self.conf, self.node.service_id)}
-        return nodes, set(om_decommissioned_ids(self.conf, self.node.service_id))
+        oms = OmAddresses.of_service(self.conf, self.node.service_id)
+        return {n.node_id: n for n in oms.nodes}, set(oms.decommissioned)
 
     def members(self) -> tuple[str, ...]:
         """The node ids of the Raft group's members in force (its log's last configuration)."""

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyozone.client.client import AsyncOzoneClient
-from pyozone.client.routing import chain_order, client_rack
+from pyozone.client.config import client_rack
+from pyozone.client.routing import chain_order
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.locations import DatanodeRef
 from pyozone.hdds.topology import DEFAULT_RACK

@@ -1,14 +1,22 @@
-"""An OM service's nodes from configuration (pyozone/common/om_ha.py), as Ozone's OMHANodeDetails."""
+"""An OM service's nodes from configuration (pyozone/common/om_ha.py), as Ozone's OMHANodeDetails, and
+OmAddresses: the OMs of a service, or the lone OM's address as OM and as a client read it."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 
 import pytest
 
 from pyozone.common.net import HostPort
-from pyozone.common.om_ha import client_om_service, local_om_node, om_raft_group_id, om_service_nodes
+from pyozone.common.om_ha import (
+    OmAddresses,
+    client_om_service,
+    local_om_node,
+    om_raft_group_id,
+    om_service_nodes,
+)
 from pyozone.config import ConfigError, OzoneConfiguration
 
 
@@ -90,3 +98,36 @@ def test_the_raft_group_id_is_javas_name_uuid_of_the_service_id() -> None:
     assert group.bytes[:6] == hashlib.md5(b"omservice").digest()[:6]
     assert om_raft_group_id("omservice") == "5cb24680-b9e7-3c90-a862-d66704efc61c"
     assert om_raft_group_id("other") != str(group)
+
+
+def test_the_addresses_of_a_service_are_its_nodes_and_its_active_ones_less_the_decommissioned() -> None:
+    oms = OmAddresses.from_conf(_ha(**{"ozone.om.decommissioned.nodes.omservice": "om2"}))
+    assert oms.service_id == "omservice"
+    assert oms.nodes == om_service_nodes(_ha(), "omservice")
+    assert oms.decommissioned == ("om2",)
+    assert [n.node_id for n in oms.active] == ["om1", "om3"]
+
+
+def test_an_authority_names_a_service_or_the_lone_om() -> None:
+    assert OmAddresses.from_conf(_ha(), "omservice").service_id == "omservice"
+    lone = OmAddresses.from_conf(_ha(), "om-host")
+    assert (lone.service_id, lone.client_address()) == (None, HostPort("om-host", 9862))
+
+
+def test_a_named_service_must_be_configured() -> None:
+    with pytest.raises(ConfigError, match=re.escape("OM service 'other' is not one of ozone.om.service.ids")):
+        OmAddresses.of_service(_ha(), "other")
+
+
+def test_the_lone_om_as_om_binds_it_and_as_a_client_reaches_it() -> None:
+    default = OmAddresses.from_conf(OzoneConfiguration())
+    assert default.lone_address() == HostPort("0.0.0.0", 9862)
+    assert default.client_address() == HostPort("127.0.0.1", 9862)  # a bind address: this host's OM
+    named = OmAddresses.from_conf(OzoneConfiguration({"ozone.om.address": "om"}))
+    assert named.lone_address() == named.client_address() == HostPort("om", 9862)
+    unset = OmAddresses.from_conf(OzoneConfiguration({"ozone.om.address": ""}))
+    assert unset.lone_address() == HostPort("0.0.0.0", 9862)
+    with pytest.raises(ConfigError, match=re.escape("ozone.om.address: not set: give the OM address as -D")):
+        unset.client_address()
+    with pytest.raises(ConfigError, match=re.escape("ozone.om.address: 'om:x' has an invalid port")):
+        OmAddresses.from_conf(OzoneConfiguration({"ozone.om.address": "om:x"})).lone_address()

@@ -1,15 +1,19 @@
 """An SCM service's nodes from configuration (pyozone/common/scm_ha.py), as Ozone's SCMNodeInfo and
 SCMHANodeDetails: per-node ports over the unsuffixed keys over Ozone's defaults, the service chosen as
-HddsUtils.getScmServiceId, the local node, the primordial node, and the Raft group of the cluster id."""
+HddsUtils.getScmServiceId, the local node, the primordial node, the Raft group of the cluster id, and
+ScmAddresses: where every SCM listens per protocol, or the lone SCM's address for it."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
 
 from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import (
+    ScmAddresses,
+    ScmProtocol,
     local_scm_node,
     primordial_scm_node,
     scm_raft_group_id,
@@ -153,3 +157,57 @@ def test_the_raft_group_is_the_cluster_ids_uuid_or_javas_name_uuid_of_another_id
     # the MD5 of "CID-pyozone" with the version (3) and variant bits set: what Java's nameUUIDFromBytes gives
     assert str(named) == "5073c604-e304-3bd4-8c27-f644e3903cc7"
     assert scm_raft_group_id("CID-other") != str(named)
+
+
+def test_the_addresses_of_a_service_are_each_scms_port_of_each_protocol() -> None:
+    scms = ScmAddresses.from_conf(_ha())
+    assert scms.service_id == "scmservice"
+    assert scms.nodes == scm_service_nodes(_ha(), "scmservice")
+    assert scms.endpoints(ScmProtocol.CLIENT) == (
+        ("scm1", HostPort("127.0.0.1", 9860)),
+        ("scm2", HostPort("127.0.0.1", 19860)),
+        ("scm3", HostPort("10.9.9.9", 9860)),
+    )
+    ports = {p: scms.endpoints(p)[1][1].port for p in ScmProtocol}
+    assert ports == {
+        ScmProtocol.CLIENT: 19860,
+        ScmProtocol.BLOCK: 19863,
+        ScmProtocol.DATANODE: 19861,
+        ScmProtocol.SECURITY: 19961,
+    }
+
+
+def test_a_named_service_is_taken_without_choosing_among_several() -> None:
+    two = _ha(**{"ozone.scm.service.ids": "scmservice,other"})
+    with pytest.raises(ConfigError, match=re.escape("set ozone.scm.default.service.id")):
+        ScmAddresses.from_conf(two)
+    assert ScmAddresses.from_conf(two, "scmservice").service_id == "scmservice"
+
+
+def test_a_lone_scm_is_at_each_protocols_address_else_the_first_of_ozone_scm_names() -> None:
+    conf = OzoneConfiguration(
+        {"ozone.scm.names": "scm-a,scm-b", "ozone.scm.block.client.address": "blocks:1234"}
+    )
+    scms = ScmAddresses.from_conf(conf)
+    assert scms.service_id is None and scms.nodes == ()
+    assert scms.endpoints(ScmProtocol.CLIENT) == (("", HostPort("scm-a", 9860)),)
+    assert scms.lone_address(ScmProtocol.BLOCK) == HostPort("blocks", 1234)
+    assert scms.lone_address(ScmProtocol.DATANODE) == HostPort("scm-a", 9861)
+    assert scms.lone_address(ScmProtocol.SECURITY) == HostPort("scm-a", 9961)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "error"),
+    [
+        (ScmProtocol.CLIENT, "ozone.scm.client.address: not set, and ozone.scm.names neither: give the SCM"),
+        (ScmProtocol.BLOCK, "ozone.scm.block.client.address: not set, and ozone.scm.names neither"),
+        (ScmProtocol.DATANODE, "ozone.scm.names: not set, and ozone.scm.datanode.address neither"),
+        (ScmProtocol.SECURITY, "ozone.scm.security.service.address: not set, and ozone.scm.names neither"),
+    ],
+)
+def test_a_lone_scm_without_an_address_is_a_config_error_when_that_protocol_is_asked_for(
+    protocol: ScmProtocol, error: str
+) -> None:
+    scms = ScmAddresses.from_conf(OzoneConfiguration())  # no error yet: a caller may need no SCM protocol
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        scms.endpoints(protocol)

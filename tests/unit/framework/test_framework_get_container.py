@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from pyozone.common.net import HostPort, scm_client_address
+from pyozone.common.scm_ha import ScmAddresses
 from pyozone.datanode.xceiver.allocations import ScmContainerLookup, ScmUnreachable
 from pyozone.framework.scm_admin import ScmAdminClient
 from pyozone.framework.scm_errors import ScmClientError
+from pyozone.framework.scm_failover import ScmFailoverPolicy
 from pyozone.om.scm import GrpcScm
 from tests.unit.scm.server.scm_server_helpers import async_test, running_scm, scm_conf
 
@@ -30,7 +32,7 @@ async def test_a_missing_container_reads_the_same_to_each_caller(tmp_path: Path)
             await asyncio.to_thread(admin.container, 99)
         assert missing.value.not_found and not missing.value.retryable
         assert "99" in str(missing.value)
-        om = GrpcScm(conf, timeout_s=5)
+        om = GrpcScm(ScmAddresses.from_conf(conf), ScmFailoverPolicy.from_conf(conf), timeout_s=5)
         location = await asyncio.to_thread(om.container_location, 99)
         assert location.container_id == 99 and location.state is None
         lookup = ScmContainerLookup(scm_client_address(conf), timeout_s=5)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pyozone.common.net import HostPort
+from pyozone.common.scm_ha import ScmAddresses, ScmProtocol
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.framework.scm_failover import (
@@ -225,3 +226,25 @@ def test_scm_nodes_from_the_configuration() -> None:
     )
     lone = ScmNodes.from_conf(OzoneConfiguration(), lambda n: n.client_address, lambda _: HostPort("x", 1))
     assert lone.endpoints == (ScmEndpoint("", HostPort("x", 1)),) and not lone.service
+
+
+def test_scm_nodes_of_the_addresses_at_one_protocols_port_with_the_configured_policy() -> None:
+    values = {
+        "ozone.scm.service.ids": "svc",
+        "ozone.scm.nodes.svc": "a,b",
+        "ozone.scm.address.svc.a": "host-a",
+        "ozone.scm.address.svc.b": "host-b",
+        "ozone.scm.block.client.port.svc.b": "29999",
+        "hdds.scmclient.failover.max.retry": "3",
+    }
+    conf = OzoneConfiguration(values)
+    nodes = ScmNodes.configured(conf, ScmProtocol.BLOCK)
+    assert nodes == ScmNodes.of(
+        ScmAddresses.from_conf(conf), ScmProtocol.BLOCK, ScmFailoverPolicy(max_retry=3)
+    )
+    assert nodes.endpoints == (
+        ScmEndpoint("a", HostPort("host-a", 9863)),
+        ScmEndpoint("b", HostPort("host-b", 29999)),
+    )
+    lone = ScmNodes.configured(OzoneConfiguration({"ozone.scm.names": "x"}), ScmProtocol.CLIENT)
+    assert lone == ScmNodes.lone(HostPort("x", 9860)) and not lone.service

@@ -16,9 +16,9 @@ from pyozone.om.master_keys import (
     KEYSTORE_KEY,
     MasterKeyError,
     MasterKeyStore,
-    keystore_path,
     open_keystore,
 )
+from pyozone.om.settings import keystore_path
 
 DATA_KEY = os.urandom(32)
 OBJECT = "/vol/buck/key"

@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from pyozone import rpc
 from pyozone.config import OzoneConfiguration
 from pyozone.framework.om import OM_SERVICE
@@ -22,6 +24,7 @@ from pyozone.hdds.security.secret_key import ManagedSecretKey
 from pyozone.om.block_tokens import READ, WRITE, BlockTokenIssuer
 from pyozone.om.server.limits import server_settings
 from pyozone.om.server.service import OzoneManagerService, add_om_service
+from pyozone.om.settings import BlockTokenSettings
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
 from pyozone.protocol.common import ec_config_to_proto
@@ -173,9 +176,13 @@ def test_without_an_issuer_no_location_carries_a_token(tmp_path: Path) -> None:
 
 
 def test_the_issuer_exists_with_block_tokens_and_a_certificate_only() -> None:
-    on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
-    assert BlockTokenIssuer.from_conf(on, None) is None
-    assert BlockTokenIssuer.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
+    on = BlockTokenSettings.from_conf(OzoneConfiguration({"hdds.block.token.enabled": "true"}))
+    off = BlockTokenSettings.from_conf(OzoneConfiguration())
+    assert BlockTokenIssuer.of(on, None, pytest.fail) is None
+    assert BlockTokenIssuer.of(off, object(), pytest.fail) is None  # type: ignore[arg-type]
+    keys = FakeKeys()
+    issuer = BlockTokenIssuer.of(on, object(), lambda _: keys)  # type: ignore[arg-type]
+    assert issuer is not None and issuer.keys is keys and issuer.lifetime_ms == DAY
 
 
 def test_a_small_keys_token_allows_only_what_was_allocated(tmp_path: Path) -> None:

@@ -12,8 +12,10 @@ from typing import Any
 
 from pyozone.cli.main import main
 from pyozone.common.net import HostPort
+from pyozone.common.scm_ha import ScmAddresses
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.xceiver.allocations import ScmContainerLookup, scm_lookup_nodes
+from pyozone.framework.scm_failover import ScmFailoverPolicy
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.om.scm import GrpcScm
@@ -38,7 +40,8 @@ def test_oms_gateway_lands_on_the_leader_through_a_follower_and_follows_the_next
         async with service(tmp_path) as svc:
             leader = svc.node_of(await svc.leader())
             follower = next(n for n in NODES if n != leader)
-            gateway = GrpcScm(OzoneConfiguration(client_values(svc, follower)), timeout_s=5)
+            conf = OzoneConfiguration(client_values(svc, follower))
+            gateway = GrpcScm(ScmAddresses.from_conf(conf), ScmFailoverPolicy.from_conf(conf), timeout_s=5)
             try:
 
                 def allocate() -> BlockID:

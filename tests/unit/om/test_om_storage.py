@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.om.storage import OMStorageError, bind_to_cluster, om_db_path, read_om_storage, version_file
+from pyozone.om.settings import om_db_path
+from pyozone.om.storage import OMStorageError, bind_to_cluster, read_om_storage, version_file
 
 
 def test_first_start_writes_version_and_later_starts_keep_it(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ import pytest
 
 from pyozone import rpc
 from pyozone.cluster.layout import plan_cluster
-from pyozone.common.net import HostPort
+from pyozone.common.net import HostPort, scm_block_address
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import read_site_xml
-from pyozone.framework.scm_block import BLOCK_SERVICE, ScmBlockClient, scm_block_address
+from pyozone.framework.scm_block import BLOCK_SERVICE, ScmBlockClient
 from pyozone.framework.scm_errors import ScmClientError
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID, ReplicationConfig
