@@ -107,16 +107,6 @@ class ChecksumData:
         return cls(kind, int(d["bytesPerChecksum"]), pieces)
 
 
-def parse_type(name: str) -> ChecksumType:
-    """The type named by ozone.client.checksum.type; the error lists the valid names."""
-    try:
-        return ChecksumType[name.strip().upper()]
-    except KeyError:
-        raise ValueError(
-            f"unknown checksum type {name!r}; one of {', '.join(ChecksumType.__members__)}"
-        ) from None
-
-
 def compute(
     data: bytes | bytearray | memoryview, kind: ChecksumType, bytes_per_checksum: int
 ) -> ChecksumData:

@@ -11,7 +11,6 @@ from pyozone.hdds.checksum import (
     ChecksumMismatch,
     ChecksumType,
     compute,
-    parse_type,
     verify,
 )
 
@@ -117,9 +116,3 @@ def test_bad_arguments() -> None:
         compute(b"x", ChecksumType.CRC32, 0)
     with pytest.raises(ValueError, match="whole number"):
         ChecksumData.from_dict({"type": "CRC32", "bytesPerChecksum": 4, "checksums": "AAAA"})
-
-
-def test_parse_type_names_the_valid_choices() -> None:
-    assert parse_type(" crc32c ") is ChecksumType.CRC32C
-    with pytest.raises(ValueError, match="CRC32, CRC32C"):
-        parse_type("adler")
