@@ -30,8 +30,12 @@ T = TypeVar("T")
 def snapshot_keys(
     conf: OzoneConfiguration, page: int = PAGE, timeout_s: float = 60
 ) -> Iterator[dict[str, Any]]:
-    """Rows of the snapshot's keys table, volume by volume, bucket by bucket, in key order."""
-    config = ClientConfig.from_conf(conf)
+    """Rows of the snapshot's keys table, volume by volume, bucket by bucket, in key order. The client's
+    configuration is checked now, before SCM's part of the snapshot streams; OM is asked as rows are read."""
+    return _keys(ClientConfig.from_conf(conf), page, timeout_s)
+
+
+def _keys(config: ClientConfig, page: int, timeout_s: float) -> Iterator[dict[str, Any]]:
     target = f"{config.om_address.host}:{config.om_address.port}"
     metadata = user_metadata(config.tls)
     settings = ChannelSettings(max_message_bytes=MAX_DATA_MESSAGE_BYTES)

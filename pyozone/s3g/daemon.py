@@ -15,7 +15,7 @@ import logging
 from dataclasses import replace
 
 from pyozone.client.client import AsyncOzoneClient
-from pyozone.client.config import ClientConfig
+from pyozone.client.config import ClientConfig, checksum_type
 from pyozone.client.errors import OMException, OMUnavailableError
 from pyozone.common.daemon_run import run_until_signalled
 from pyozone.common.http_json import JsonResponse
@@ -49,6 +49,7 @@ class S3GatewayDaemon:
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.settings = S3GatewaySettings.from_conf(conf)
+        checksum_type(conf)  # the gateway's client is built after its certificate: a bad value fails first
         self.admin_address = address(conf, "ozone.s3g.webadmin.http-address", default_port=ADMIN_PORT_DEFAULT)
         self.certificate: TlsStore | None = None
         """The gateway's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""

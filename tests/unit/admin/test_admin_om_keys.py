@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from pyozone.admin.om_keys import snapshot_keys
-from pyozone.config import OzoneConfiguration
+from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.ids import ReplicationConfig
 from pyozone.proto import OmClientProtocol_pb2 as pb
 from pyozone.proto import hdds_pb2
@@ -39,3 +41,16 @@ def test_every_key_with_its_blocks_page_by_page(tmp_path: Path) -> None:
             assert [r["blocks"][0]["length"] for r in rows] == [100, 100, 100, 10]
 
     asyncio.run(body())
+
+
+def test_a_bad_client_configuration_is_refused_before_any_row_is_asked_for(tmp_path: Path) -> None:
+    """`admin snapshot --keys` streams SCM's tables first: the client's configuration (here a rack mapping
+    file that is not there) must fail the call, not the keys table after SCM's part was written."""
+    conf = OzoneConfiguration(
+        {
+            "ozone.om.address": "127.0.0.1:1",
+            "net.topology.node.switch.mapping.file": str(tmp_path / "missing.map"),
+        }
+    )
+    with pytest.raises(ConfigError, match=r"net\.topology\.node\.switch\.mapping\.file"):
+        snapshot_keys(conf)
