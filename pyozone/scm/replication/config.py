@@ -2,17 +2,19 @@
 ReplicationManagerConfiguration).
 
 The rules of Ozone's ReplicationManagerConfiguration.validate (datanode offset in [0, event timeout),
-weight > 0, replication limit >= weight, inflight factor in [0, 1], durations >= 0) are rows of
-pyozone.config.validate.RULES; `from_conf` runs that validation rather than repeating it, so a bad
-value raises the same ConfigError, naming key, value, source and rule, as at SCM startup.
+weight > 0, replication limit >= weight) are the `RULES` rows below; ScmSettings.from_conf
+(pyozone/scm/settings.py) checks them with every other SCM row, so a bad value raises one ConfigError
+naming key, value, source and rule. The inflight factor is a fraction, range-checked when parsed;
+durations >= 0 is a row of pyozone.config.validate.RULES.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
-from pyozone.config import OzoneConfiguration, validate
-from pyozone.hdds.replication_limits import out_of_service_factor
+if TYPE_CHECKING:
+    from pyozone.config.validate import Rule
 
 RM = "hdds.scm.replication."
 
@@ -41,33 +43,22 @@ class ReplicationManagerConfig:
     datanode_ops_limit: int = 10
     """pyozone's limit of ops per node per iteration (node_ops.py); used only when enabled."""
 
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        (
+            (RM + "event.timeout.datanode.offset", RM + "event.timeout"),
+            lambda o, t: 0 <= o < t,
+            "the datanode offset must be >= 0 and less than the event timeout",
+        ),
+        ((RM + "datanode.reconstruction.weight",), lambda v: v > 0, "must be > 0"),
+        ((RM + "datanode.ops.limit",), lambda v: v >= 1, "must be >= 1"),
+        (
+            (RM + "datanode.replication.limit", RM + "datanode.reconstruction.weight"),
+            lambda lim, w: lim >= w,
+            "the replication limit must be >= the reconstruction weight",
+        ),
+    )
+
     @property
     def node_ops_limit(self) -> int:
         """The per-iteration limit node_ops.NodeOpsCounter applies; 0 when the rule is off."""
         return self.datanode_ops_limit if self.datanode_ops_limit_enabled else 0
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> ReplicationManagerConfig:
-        validate(conf)
-        return cls(
-            thread_interval_ms=conf.get(RM + "thread.interval"),
-            under_replicated_interval_ms=conf.get(RM + "under.replicated.interval"),
-            over_replicated_interval_ms=conf.get(RM + "over.replicated.interval"),
-            event_timeout_ms=conf.get(RM + "event.timeout"),
-            event_timeout_datanode_offset_ms=conf.get(RM + "event.timeout.datanode.offset"),
-            maintenance_replica_minimum=conf.get(RM + "maintenance.replica.minimum"),
-            maintenance_remaining_redundancy=conf.get(RM + "maintenance.remaining.redundancy"),
-            datanode_replication_limit=conf.get(RM + "datanode.replication.limit"),
-            datanode_reconstruction_weight=conf.get(RM + "datanode.reconstruction.weight"),
-            datanode_delete_container_limit=conf.get(RM + "datanode.delete.container.limit"),
-            inflight_limit_factor=conf.get(RM + "inflight.limit.factor"),
-            container_sample_limit=conf.get(RM + "container.sample.limit"),
-            quasi_closed_stuck_best_origin_copies=conf.get(RM + "quasi.closed.stuck.best.origin.copies"),
-            quasi_closed_stuck_other_origin_copies=conf.get(RM + "quasi.closed.stuck.other.origin.copies"),
-            expired_replica_op_scrub_interval_ms=conf.get(
-                "ozone.scm.expired.container.replica.op.scrub.interval"
-            ),
-            out_of_service_factor=out_of_service_factor(conf),
-            datanode_ops_limit_enabled=conf.get(RM + "datanode.ops.limit.enabled"),
-            datanode_ops_limit=conf.get(RM + "datanode.ops.limit"),
-        )
