@@ -56,22 +56,26 @@ def datanode_names(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class ContainerBalancerConfiguration:
-    threshold: float = 10.0
+    threshold: float = 10.0  # hdds.container.balancer.utilization.threshold
     """Percent: a datanode is balanced within this many points of the cluster's average utilization."""
     max_datanodes_percentage: int = 20
-    max_size_to_move_per_iteration: int = 500 << 30
-    max_size_entering_target: int = 26 << 30
-    max_size_leaving_source: int = 26 << 30
-    iterations: int = 10
+    """hdds.container.balancer.datanodes.involved.max.percentage.per.iteration"""
+    max_size_to_move_per_iteration: int = 500 << 30  # hdds.container.balancer.size.moved.max.per.iteration
+    max_size_entering_target: int = 26 << 30  # hdds.container.balancer.size.entering.target.max
+    max_size_leaving_source: int = 26 << 30  # hdds.container.balancer.size.leaving.source.max
+    iterations: int = 10  # hdds.container.balancer.iterations
     """-1: iterate until balanced or stopped."""
     exclude_containers: frozenset[int] = field(default_factory=frozenset)
-    move_timeout_ms: int = 65 * 60_000
-    move_replication_timeout_ms: int = 50 * 60_000
-    balancing_interval_ms: int = 70 * 60_000
+    """hdds.container.balancer.exclude.containers"""
+    move_timeout_ms: int = 65 * 60_000  # hdds.container.balancer.move.timeout
+    move_replication_timeout_ms: int = 50 * 60_000  # hdds.container.balancer.move.replication.timeout
+    balancing_interval_ms: int = 70 * 60_000  # hdds.container.balancer.balancing.iteration.interval
     include_datanodes: frozenset[str] = field(default_factory=frozenset)
+    """hdds.container.balancer.include.datanodes"""
     exclude_datanodes: frozenset[str] = field(default_factory=frozenset)
-    network_topology_enable: bool = False
-    trigger_du_enable: bool = False
+    """hdds.container.balancer.exclude.datanodes"""
+    network_topology_enable: bool = False  # hdds.container.balancer.move.networkTopology.enable
+    trigger_du_enable: bool = False  # hdds.container.balancer.trigger.du.before.move.enable
 
     RULES: ClassVar[tuple[Rule, ...]] = (
         ((CB + "utilization.threshold",), lambda v: 0 <= v < 100, "must be a percentage from 0 to below 100"),

@@ -21,26 +21,29 @@ RM = "hdds.scm.replication."
 
 @dataclass(frozen=True, slots=True)
 class ReplicationManagerConfig:
-    thread_interval_ms: int = 300_000
-    under_replicated_interval_ms: int = 30_000
-    over_replicated_interval_ms: int = 30_000
-    event_timeout_ms: int = 720_000
-    event_timeout_datanode_offset_ms: int = 360_000
-    maintenance_replica_minimum: int = 2
-    maintenance_remaining_redundancy: int = 1
-    datanode_replication_limit: int = 20
-    datanode_reconstruction_weight: int = 3
-    datanode_delete_container_limit: int = 40
-    inflight_limit_factor: float = 0.75
-    container_sample_limit: int = 100
+    thread_interval_ms: int = 300_000  # hdds.scm.replication.thread.interval
+    under_replicated_interval_ms: int = 30_000  # hdds.scm.replication.under.replicated.interval
+    over_replicated_interval_ms: int = 30_000  # hdds.scm.replication.over.replicated.interval
+    event_timeout_ms: int = 720_000  # hdds.scm.replication.event.timeout
+    event_timeout_datanode_offset_ms: int = 360_000  # hdds.scm.replication.event.timeout.datanode.offset
+    maintenance_replica_minimum: int = 2  # hdds.scm.replication.maintenance.replica.minimum
+    maintenance_remaining_redundancy: int = 1  # hdds.scm.replication.maintenance.remaining.redundancy
+    datanode_replication_limit: int = 20  # hdds.scm.replication.datanode.replication.limit
+    datanode_reconstruction_weight: int = 3  # hdds.scm.replication.datanode.reconstruction.weight
+    datanode_delete_container_limit: int = 40  # hdds.scm.replication.datanode.delete.container.limit
+    inflight_limit_factor: float = 0.75  # hdds.scm.replication.inflight.limit.factor
+    container_sample_limit: int = 100  # hdds.scm.replication.container.sample.limit
     quasi_closed_stuck_best_origin_copies: int = 3
+    """hdds.scm.replication.quasi.closed.stuck.best.origin.copies"""
     quasi_closed_stuck_other_origin_copies: int = 2
+    """hdds.scm.replication.quasi.closed.stuck.other.origin.copies"""
     expired_replica_op_scrub_interval_ms: int = 300_000
+    """ozone.scm.expired.container.replica.op.scrub.interval"""
     out_of_service_factor: float = 2.0
     """hdds.datanode.replication.outofservice.limit.factor, clamped to [1, 10] (as Ozone's
     ReplicationManager)."""
-    datanode_ops_limit_enabled: bool = False
-    datanode_ops_limit: int = 10
+    datanode_ops_limit_enabled: bool = False  # hdds.scm.replication.datanode.ops.limit.enabled
+    datanode_ops_limit: int = 10  # hdds.scm.replication.datanode.ops.limit
     """pyozone's limit of ops per node per iteration (node_ops.py); used only when enabled."""
 
     RULES: ClassVar[tuple[Rule, ...]] = (

@@ -52,12 +52,13 @@ def test_each_rule_is_refused_naming_its_key_and_source(overrides: dict[str, str
 
 
 def test_each_scm_rule_has_one_definition() -> None:
-    shared = {names for names, _, _ in RULES}
-    scm_only = [names for names, _, _ in scm_rules() if names not in shared]
-    assert len(scm_only) == len(set(scm_only))
-    assert not {key for names in scm_only for key in names if key.startswith(("ozone.scm.", "hdds.scm."))} & {
-        key for names in shared if len(names) > 1 for key in names
-    }
+    """validate()'s rows name no SCM key but the durations' (every duration key must not be negative);
+    SCM's rows are its groups' alone, each once."""
+    scm_keys = ("ozone.scm.", "hdds.scm.", CB)
+    shared = [names for names, _, rule in RULES if rule != "must not be negative"]
+    assert not [names for names in shared if any(key.startswith(scm_keys) for key in names)]
+    scm_only = [(names, rule) for names, _, rule in scm_rules()[len(RULES) :]]
+    assert len(scm_only) == len(set(scm_only)) == 21  # the 21 SCM rows validate() had
 
 
 def test_the_shared_rows_are_checked_too() -> None:
