@@ -61,7 +61,7 @@ class PipelineManager:
         rng: random.Random | None = None,
         ec_placement: ECPlacement | None = None,
     ) -> None:
-        self.settings = settings.pipeline
+        self._settings = settings.pipeline
         self.ec_placement = ec_placement
         self.clock = clock
         self.events = events
@@ -469,8 +469,8 @@ class PipelineManager:
         EC pipelines too: a datanode never closes one (it does not know it), so this is what closes an
         EC pipeline whose member SCM forgot across a restart."""
         now = self.clock.wall_ms()
-        allocated_timeout = self.settings.allocated_timeout_ms
-        destroy_timeout = self.settings.destroy_timeout_ms
+        allocated_timeout = self._settings.allocated_timeout_ms
+        destroy_timeout = self._settings.destroy_timeout_ms
         for pipeline in list(self._pipelines.values()):
             if pipeline.state is PipelineState.ALLOCATED and now - pipeline.created_ms >= allocated_timeout:
                 log.info("Scrubbing pipeline %s: ALLOCATED for %d ms", pipeline.id, now - pipeline.created_ms)
