@@ -28,7 +28,6 @@ from pyozone.analytics.jobs.rm_report import compute
 from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.schema import MANIFEST, TABLES
 from pyozone.analytics.spark import build_session
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.datanode import DatanodeDetails
@@ -38,6 +37,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 
 
@@ -61,7 +61,7 @@ def load_core(snapshot: Path) -> StorageContainerManager:
     nodes = tables["nodes"].to_pylist()
     topology = NetworkTopology({n["uuid"]: n["rack"] for n in nodes})
     scm = StorageContainerManager(
-        OzoneConfiguration(), ManualClock(), SCMMetadataStore.in_memory(), topology=topology
+        ScmSettings(), ManualClock(), SCMMetadataStore.in_memory(), topology=topology
     )
     for n in nodes:
         scm.register(DatanodeDetails(n["uuid"], n["hostname"], n["ip_address"]), node_report(n["uuid"], 1, 1))

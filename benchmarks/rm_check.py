@@ -23,7 +23,6 @@ from collections import Counter
 from collections.abc import Iterator
 
 from benchmarks.common import peak_rss_mb, print_table
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
@@ -34,6 +33,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.node.storage_report import node_report
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 
 GB = 1 << 30
@@ -42,7 +42,7 @@ GB = 1 << 30
 def build_scm(datanodes: int, racks: int) -> tuple[StorageContainerManager, list[str]]:
     racks_of = {f"{i:08x}-0000-4000-8000-{i:012d}": f"/rack{i % racks + 1}" for i in range(datanodes)}
     scm = StorageContainerManager(
-        OzoneConfiguration(), ManualClock(), SCMMetadataStore.in_memory(), topology=NetworkTopology(racks_of)
+        ScmSettings(), ManualClock(), SCMMetadataStore.in_memory(), topology=NetworkTopology(racks_of)
     )
     for i, uuid in enumerate(racks_of):
         details = DatanodeDetails(uuid, f"dn{i}.bench", f"10.1.{i // 250}.{i % 250 + 1}")

@@ -177,6 +177,7 @@ def run_rm_scenario(args: argparse.Namespace) -> int:
     results of every other file. Exit 2 if any file was malformed, else 1 if any scenario failed."""
     from pyozone.scm.replication.scenario.model import ScenarioError, load_file
     from pyozone.scm.replication.scenario.runner import run_scenario
+    from pyozone.scm.settings import ScmSettings
 
     files = scenario_files(args.paths)
     malformed = passed = failed = 0
@@ -188,7 +189,7 @@ def run_rm_scenario(args: argparse.Namespace) -> int:
             malformed += 1
             continue
         for scenario in scenarios:
-            result = run_scenario(scenario)
+            result = run_scenario(scenario, ScmSettings())
             print(f"{'PASS' if result.passed else 'FAIL'}  {scenario.name}")
             for difference in result.differences:
                 print(f"      {difference}")

@@ -6,7 +6,9 @@ import argparse
 import json
 
 from pyozone.common.cli_options import CLIError, load_configuration
+from pyozone.config import ConfigError
 from pyozone.config.keys import lookup, unknown_key_message
+from pyozone.scm.settings import ScmSettings
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -28,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.all:
         raise CLIError("--json only applies to --all")
     conf = load_configuration(args)
+    try:
+        ScmSettings.from_conf(conf)  # SCM's rules too, as `pyozone scm` would refuse the configuration
+    except ConfigError as e:
+        raise CLIError(str(e)) from None
     if args.conf_key is not None:
         raw = conf.get_raw(args.conf_key)
         if raw is None and lookup(args.conf_key) is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from pyozone.common.cli_options import CLIError, load_configuration
 from pyozone.plan.inventory import InventoryError, load_inventory
 from pyozone.scm.pipeline.planner import plan_pipelines
+from pyozone.scm.settings import ScmSettings
 
 
 def register(subparsers, parent: argparse.ArgumentParser) -> None:
@@ -38,7 +39,7 @@ def run_pipelines(args: argparse.Namespace) -> int:
         inventory = load_inventory(args.inventory)
     except InventoryError as e:
         raise CLIError(str(e)) from None
-    plan = plan_pipelines(conf, inventory, seed=args.seed)
+    plan = plan_pipelines(ScmSettings.from_conf(conf), inventory, seed=args.seed)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))
         return 0

@@ -17,7 +17,7 @@ from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
-from pyozone.scm.balancer.config import ContainerBalancerConfiguration
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.balance import BalancerRun
 from pyozone.sim.balance import row_text as balancer_row_text
@@ -236,7 +236,8 @@ def run(args: argparse.Namespace) -> int:
 def _check_balancer(conf) -> None:
     """--balancer's run must be one SCM would start: its configuration is refused now, not mid-run."""
     try:
-        ContainerBalancerConfiguration.from_conf(conf).validate_in(conf)
+        settings = ScmSettings.from_conf(conf)
+        settings.check_balancer(settings.balancer)
     except ConfigError as e:
         raise CLIError(f"--balancer: {e}") from None
 

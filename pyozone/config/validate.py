@@ -1,14 +1,17 @@
-"""Cross-key and range rules Ozone enforces at startup; each rule is one row of `RULES`."""
+"""Cross-key and range rules Ozone enforces at startup; each rule is one row of a rules table.
+
+The rows here are those of every process (durations, the datanode's and the client's); SCM's rows sit
+next to the fields of its settings groups (pyozone/scm/settings.py collects them) and run through the
+same `broken_rules` when SCM builds its settings.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
-from pyozone.config.keys import CB, KEYS, Kind
-
-RM = "hdds.scm.replication."
+from pyozone.config.keys import KEYS, Kind
 
 # (keys, predicate over their typed values, the rule in words). Fraction keys are range-checked by
 # their Kind when parsed, so they have no row here.
@@ -16,63 +19,36 @@ Rule = tuple[tuple[str, ...], Callable[..., bool], str]
 
 RULES: tuple[Rule, ...] = (
     *(((k.name,), lambda v: v >= 0, "must not be negative") for k in KEYS if k.kind is Kind.DURATION),
-    (("ozone.scm.heartbeat.thread.interval",), lambda v: v > 0, "must be > 0"),
     (("hdds.heartbeat.interval",), lambda v: v > 0, "must be > 0"),
-    (
-        ("ozone.scm.stale.node.interval", "ozone.scm.dead.node.interval"),
-        lambda s, d: s < d,
-        "the stale interval must be less than the dead interval",
-    ),
-    (
-        (RM + "event.timeout.datanode.offset", RM + "event.timeout"),
-        lambda o, t: 0 <= o < t,
-        "the datanode offset must be >= 0 and less than the event timeout",
-    ),
-    ((RM + "datanode.reconstruction.weight",), lambda v: v > 0, "must be > 0"),
-    ((RM + "datanode.ops.limit",), lambda v: v >= 1, "must be >= 1"),
-    (
-        (RM + "datanode.replication.limit", RM + "datanode.reconstruction.weight"),
-        lambda lim, w: lim >= w,
-        "the replication limit must be >= the reconstruction weight",
-    ),
-    ((CB + "utilization.threshold",), lambda v: 0 <= v < 100, "must be a percentage from 0 to below 100"),
-    ((CB + "datanodes.involved.max.percentage.per.iteration",), lambda v: 0 <= v <= 100, "must be 0 to 100"),
-    ((CB + "iterations",), lambda v: v == -1 or v > 0, "must be > 0, or -1 to run until balanced"),
-    ((CB + "size.moved.max.per.iteration",), lambda v: v > 0, "must be > 0"),
-    (("hdds.scm.block.deletion.per-interval.max",), lambda v: v > 0, "must be > 0"),
-    (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
-    (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
     (("hdds.datanode.volume.min.free.space",), lambda v: v >= 0, "must be >= 0"),
     (("hdds.datanode.dir.du.reserved",), lambda v: v >= 0, "must be >= 0"),
     (("hdds.container.close.threshold",), lambda v: v > 0, "must be > 0 (a fraction of the container size)"),
-    (
-        ("ozone.scm.block.size", "ozone.scm.container.size"),
-        lambda b, c: b <= c,
-        "the block size must not exceed the container size",
-    ),
-    (("ozone.scm.pipeline.owner.container.count",), lambda v: v >= 1, "must be >= 1"),
-    (("ozone.scm.datanode.pipeline.limit",), lambda v: v >= 0, "must be >= 0"),
-    (("ozone.scm.pipeline.per.metadata.disk",), lambda v: v >= 1, "must be >= 1"),
-    (("ozone.scm.ratis.pipeline.limit",), lambda v: v >= 0, "must be >= 0"),
-    (("hdds.scm.safemode.min.datanode",), lambda v: v >= 0, "must be >= 0"),
-    (("ozone.scm.sequence.id.batch.size",), lambda v: v >= 1, "must be >= 1"),
-    (("hdds.scm.unknown-container.action",), lambda v: v in {"WARN", "DELETE"}, "must be WARN or DELETE"),
 )
 
 
-def validate(conf: OzoneConfiguration) -> None:
-    """Raises one ConfigError listing every broken rule, so an operator fixes them in one pass.
+def broken_rules(conf: OzoneConfiguration, rules: Iterable[Rule]) -> list[str]:
+    """One line per broken rule, naming each key's raw value and source.
 
     A key that broke a rule is not checked by later rules, which would only repeat the same mistake.
     """
     problems: list[str] = []
     broken: set[str] = set()
-    for names, predicate, rule in RULES:
+    for names, predicate, rule in rules:
         values: list[Any] = [conf.get(name) for name in names]
         if broken.intersection(names) or None in values or predicate(*values):
             continue
         broken.update(names)
         shown = ", ".join(f"{name}={conf.get_raw(name)!r} ({conf.source(name)})" for name in names)
         problems.append(f"{shown}: {rule}")
+    return problems
+
+
+def raise_broken(problems: list[str]) -> None:
+    """Raises one ConfigError listing every problem, so an operator fixes them in one pass."""
     if problems:
         raise ConfigError("; ".join(problems))
+
+
+def validate(conf: OzoneConfiguration) -> None:
+    """Checks `RULES`, every broken one in one ConfigError."""
+    raise_broken(broken_rules(conf, RULES))

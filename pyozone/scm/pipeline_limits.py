@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.hdds.states import PipelineState
+
+if TYPE_CHECKING:
+    from pyozone.config.validate import Rule
 
 PipelineCounter = Callable[[ReplicationConfig, Iterable[PipelineState]], int]
 """(replication config, states) -> how many pipelines of that config are in those states."""
@@ -34,17 +36,15 @@ LIVE_STATES = (PipelineState.ALLOCATED, PipelineState.OPEN, PipelineState.DORMAN
 
 @dataclass(frozen=True, slots=True)
 class PipelineLimitSettings:
-    datanode_pipeline_limit: int  # ozone.scm.datanode.pipeline.limit (L)
-    ratis_pipeline_limit: int  # ozone.scm.ratis.pipeline.limit (G)
+    datanode_pipeline_limit: int = 2  # ozone.scm.datanode.pipeline.limit (L)
+    ratis_pipeline_limit: int = 0  # ozone.scm.ratis.pipeline.limit (G)
     per_metadata_disk: int = 2  # ozone.scm.pipeline.per.metadata.disk
 
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> PipelineLimitSettings:
-        return cls(
-            conf.get("ozone.scm.datanode.pipeline.limit"),
-            conf.get("ozone.scm.ratis.pipeline.limit"),
-            conf.get("ozone.scm.pipeline.per.metadata.disk"),
-        )
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        (("ozone.scm.datanode.pipeline.limit",), lambda v: v >= 0, "must be >= 0"),
+        (("ozone.scm.pipeline.per.metadata.disk",), lambda v: v >= 1, "must be >= 1"),
+        (("ozone.scm.ratis.pipeline.limit",), lambda v: v >= 0, "must be >= 0"),
+    )
 
 
 class NodeVolumes(Protocol):

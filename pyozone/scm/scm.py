@@ -17,9 +17,9 @@ import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyozone.common.timers import Timers
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container_health import ContainerHealthState
@@ -51,6 +51,9 @@ from pyozone.scm.replication.targets import choose_datanodes
 from pyozone.scm.safemode.manager import SafeModeManager
 from pyozone.scm.store import SCMMetadataStore
 
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
+
 log = logging.getLogger(__name__)
 
 
@@ -64,7 +67,7 @@ class RegisteredNode:
 class StorageContainerManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock: Clock,
         store: SCMMetadataStore,
         cluster_id: str = "CID-pyozone",
@@ -73,7 +76,7 @@ class StorageContainerManager:
         creator_budget: int | None = None,
         context: ScmContext | None = None,
     ) -> None:
-        self.conf = conf
+        self.settings = settings
         self.clock = clock
         self.store = store
         self.cluster_id = cluster_id
@@ -81,9 +84,9 @@ class StorageContainerManager:
         self.context = context or ScmContext.standalone()
         self.events = EventQueue()
         self.timers = Timers()
-        self.nodes = NodeManager(conf, clock, self.events, topology, context=self.context, store=store)
+        self.nodes = NodeManager(settings, clock, self.events, topology, context=self.context, store=store)
         self.pipelines = PipelineManager(
-            conf,
+            settings,
             clock,
             self.events,
             store,
@@ -93,18 +96,20 @@ class StorageContainerManager:
             rng=self.rng,
             ec_placement=functools.partial(choose_datanodes, PlacementPolicy.RACK_SCATTER),
         )
-        self.sequence_ids = SequenceIdGenerator.from_conf(conf, store)
+        self.sequence_ids = SequenceIdGenerator(store, settings.sequence_id_batch_size)
         self.containers = ContainerManager(
-            conf, clock, self.events, store, self.nodes, self.pipelines, self.sequence_ids
+            settings.container, clock, self.events, store, self.nodes, self.pipelines, self.sequence_ids
         )
-        self.container_reports = ContainerReportHandler(conf, self.events, self.nodes, self.containers)
+        self.container_reports = ContainerReportHandler(
+            settings.container, self.events, self.nodes, self.containers
+        )
         self.close_containers = CloseContainerEventHandler(
-            conf, clock, self.timers, self.containers, self.pipelines, self.nodes
+            settings.container, clock, self.timers, self.containers, self.pipelines, self.nodes
         )
         self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close_containers.on_close_container)
         self.container_actions = ContainerActionsHandler(self.events)
         self.replication = ReplicationManager(
-            conf,
+            settings.replication,
             clock,
             self.events,
             self.nodes,
@@ -114,7 +119,7 @@ class StorageContainerManager:
             self.rng,
         )
         self.balancer = ContainerBalancer(
-            conf,
+            settings,
             clock,
             store,
             self.context,
@@ -130,10 +135,10 @@ class StorageContainerManager:
             self.pipelines,
             self.containers,
             self.replication,
-            conf.get("ozone.scm.datanode.admin.monitor.logging.limit"),
+            settings.admin_monitor_logging_limit,
         )
         self.deleted_blocks = DeletedBlockLog(
-            conf,
+            settings.block_deletion,
             clock,
             store,
             self.containers,
@@ -141,7 +146,7 @@ class StorageContainerManager:
             container_health_ok=self._replication_healthy,
         )
         self.blocks = BlockManager(
-            conf,
+            settings,
             clock,
             self.events,
             store,
@@ -152,11 +157,13 @@ class StorageContainerManager:
             rng=self.rng,
             deleted_block_log=self.deleted_blocks,
             ec_containers=WritableECContainerProvider(
-                conf, self.nodes, self.pipelines, self.containers, rng=self.rng
+                settings, self.nodes, self.pipelines, self.containers, rng=self.rng
             ),
         )
-        self.block_deleting = SCMBlockDeletingService(conf, self.deleted_blocks, self.nodes)
-        self.creator = BackgroundPipelineCreator(conf, self.pipelines, budget=creator_budget)
+        self.block_deleting = SCMBlockDeletingService(
+            settings.block_deletion, self.deleted_blocks, self.nodes
+        )
+        self.creator = BackgroundPipelineCreator(settings.pipeline, self.pipelines, budget=creator_budget)
         self.node_handlers = NodeEventHandlers(
             self.events,
             self.nodes,
@@ -166,7 +173,7 @@ class StorageContainerManager:
             on_dead_node=[self.deleted_blocks.on_datanode_dead],
         )
         self.safe_mode = SafeModeManager(
-            conf,
+            settings,
             clock,
             self.events,
             self.nodes,
@@ -198,39 +205,37 @@ class StorageContainerManager:
 
     # ------------------------------------------------------------------ periodic work
     def _periodic_tasks(self) -> list[PeriodicTask]:
-        c = self.conf
+        s = self.settings
         return [
-            PeriodicTask(
-                "NodeHealthCheck", c.get("ozone.scm.heartbeat.thread.interval"), self.nodes.check_health
-            ),
+            PeriodicTask("NodeHealthCheck", s.health.check_interval_ms, self.nodes.check_health),
             PeriodicTask(
                 "SafeModeRefresh",
-                c.get("hdds.scm.safemode.rule.refresh.interval"),
+                s.safe_mode.refresh_interval_ms,
                 self.safe_mode.refresh,
                 self.safe_mode.in_safe_mode,
             ),
             PeriodicTask(
                 "BackgroundPipelineCreator",
-                c.get("ozone.scm.pipeline.creation.interval"),
+                s.pipeline.creation_interval_ms,
                 self._run_creator,
                 self._creator_running,
             ),
             PeriodicTask(
                 "PipelineScrubber",
-                c.get("ozone.scm.pipeline.scrub.interval"),
+                s.pipeline.scrub_interval_ms,
                 self.pipelines.scrub_pipelines,
                 self.services_ready,
             ),
             PeriodicTask(
                 "SCMBlockDeletingService",
-                c.get("hdds.scm.block.deleting.service.interval"),
+                s.block_deletion.interval_ms,
                 self.block_deleting.run,
                 self.services_ready,
             ),
             *self.replication.tasks,
             PeriodicTask(
                 "DatanodeAdminMonitor",
-                c.get("ozone.scm.datanode.admin.monitor.interval"),
+                s.admin_monitor_interval_ms,
                 self.admin_monitor.run,
                 self.context.is_leader_ready,
             ),
@@ -248,12 +253,12 @@ class StorageContainerManager:
         if not self.context.is_leader_ready() or exited is None or self.safe_mode.in_safe_mode():
             return False
         since = max(exited, self.leader_ready_at_ms)
-        return self.clock.now_ms() - since >= self.conf.get("hdds.scm.wait.time.after.safemode.exit")
+        return self.clock.now_ms() - since >= self.settings.safe_mode.wait_after_exit_ms
 
     def _creator_running(self) -> bool:
         if not self.context.is_leader_ready():
             return False
-        creation_in_safe_mode = self.conf.get("hdds.scm.safemode.pipeline.creation")
+        creation_in_safe_mode = self.settings.safe_mode.pipeline_creation
         if self.safe_mode.in_safe_mode():
             return creation_in_safe_mode
         return creation_in_safe_mode or self.services_ready()

@@ -29,6 +29,7 @@ from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.storage_report import TB, node_report
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from pyozone.sim.datanode import SimDatanode, step_pipeline
 
@@ -53,6 +54,7 @@ class SimCluster:
         """`epoch_ms`: the wall time at virtual time 0 (default: a fixed instant, for reproducible runs);
         `disk_capacity`: the bytes of each data volume of the datanodes added."""
         self.conf = conf or OzoneConfiguration()
+        self.settings = ScmSettings.from_conf(self.conf)
         self.clock = ManualClock() if epoch_ms is None else ManualClock(epoch_ms=epoch_ms)
         self.store = store or SCMMetadataStore.in_memory()
         self.rng = random.Random(seed)
@@ -68,7 +70,7 @@ class SimCluster:
         self.heartbeat_observer: Callable[[float], None] | None = None
         """Told the seconds SCM's core took over each heartbeat (the web UI's scm_heartbeat_seconds)."""
         self.scm = self._new_scm()
-        self.container_size: int = self.conf.get("ozone.scm.container.size")
+        self.container_size = self.settings.container.size_bytes
         self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
         self._queue_limits = QueueLimits.from_conf(self.conf)
         self._pipeline_raft = PipelineRaftConfig.from_conf(self.conf).settings(suggested_leader=False)
@@ -90,7 +92,7 @@ class SimCluster:
 
     def _new_scm(self) -> StorageContainerManager:
         return StorageContainerManager(
-            self.conf, self.clock, self.store, topology=NetworkTopology(dict(self._racks)), rng=self.rng
+            self.settings, self.clock, self.store, topology=NetworkTopology(dict(self._racks)), rng=self.rng
         )
 
     # ------------------------------------------------------------------ membership and faults

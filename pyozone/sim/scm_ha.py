@@ -112,7 +112,7 @@ class SimScm:
         self.alive, self.tick_at = True, None
         store = SCMMetadataStore(self.backend)
         self.core = StorageContainerManager(
-            cluster.conf,
+            cluster.settings,
             cluster.clock,
             store,
             topology=NetworkTopology(dict(cluster.racks)),

@@ -23,6 +23,7 @@ from pyozone.hdds.states import LifeCycleState
 from pyozone.scm.balancer.balancer import ContainerBalancerStatus
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration
+from pyozone.scm.settings import ScmSettings
 from tests.builders import GB
 from tests.unit.scm.balancer.balancer_harness import CB, BalancerHarness
 from tests.unit.scm.replication.rm_harness import SEQ
@@ -95,7 +96,7 @@ def _healthy_ratis(h: BalancerHarness, cid: int) -> bool:
 
 
 def config_of(h: BalancerHarness) -> ContainerBalancerConfiguration:
-    return ContainerBalancerConfiguration.from_conf(h.conf)
+    return ScmSettings.from_conf(h.conf).balancer
 
 
 def planned(spark, h: BalancerHarness, path: Path) -> PlannedRun:

@@ -15,6 +15,7 @@ from pyozone.analytics.reader import Snapshot
 from pyozone.analytics.schema import TABLES
 from pyozone.config import OzoneConfiguration
 from pyozone.scm.pipeline.planner import InventoryNode, plan_pipelines
+from pyozone.scm.settings import ScmSettings
 from tests.analytics.handmade import MB, container, key, node, replica, write_snapshot
 
 
@@ -57,7 +58,7 @@ def test_pipelines_job_equals_the_planner(spark, generated, tmp_path, capsys):
                 "ozone.scm.ratis.pipeline.limit": str(plan["ratis_pipeline_limit"]),
             }
         )
-        expected = plan_pipelines(conf, inventory)
+        expected = plan_pipelines(ScmSettings.from_conf(conf), inventory)
         assert (plan["ratis_three"], plan["ratis_one"], plan["node_target"]) == (
             expected.ratis_three,
             expected.ratis_one,

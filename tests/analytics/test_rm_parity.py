@@ -39,6 +39,7 @@ from pyozone.scm.replication.manager import ReplicationManager
 from pyozone.scm.replication.scenario.harness import ScenarioHarness
 from pyozone.scm.replication.scenario.model import load_file
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.sim.cluster import SimCluster
 from tests.analytics.rm_cores import MINUTE, SAMPLE_LIMIT, SECOND, failing_core
 
@@ -91,7 +92,7 @@ def check_task(tables: list[pa.Table], context: CheckContext) -> tuple[Replicati
 def test_every_scenario_is_checked_as_the_replication_manager_checks_it(path: Path) -> None:
     differences = {}
     for scenario in load_file(path):
-        h = ScenarioHarness(scenario)
+        h = ScenarioHarness(scenario, ScmSettings())
         tables, context = scenario_tables(h), scenario_context(h)
         expected = h.rm.process_all()
         got, health = check_task(tables, context)

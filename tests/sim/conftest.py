@@ -97,7 +97,7 @@ def assert_three_invariants(scm: StorageContainerManager) -> None:
         assert len(p.nodes) == 3 and len(set(p.nodes)) == 3, p
     for dn, n in three_counts_per_node(scm).items():
         assert n <= scm.nodes.pipeline_limit(dn), (dn, n, scm.nodes.pipeline_limit(dn))
-    limit = scm.conf.get("ozone.scm.datanode.pipeline.limit")
+    limit = scm.settings.pipeline_limits.datanode_pipeline_limit
     if limit > 0:
         healthy = len(scm.nodes.healthy_in_service())
         assert len(pipelines) <= limit * healthy // 3, (len(pipelines), limit, healthy)
@@ -106,7 +106,7 @@ def assert_three_invariants(scm: StorageContainerManager) -> None:
 def assert_creator_filled(scm: StorageContainerManager) -> None:
     """The background creator fills up to the limits (BackgroundPipelineCreator): either the cluster-level cap
     is reached, or fewer than 3 healthy nodes still have a free slot (single-rack clusters)."""
-    limit = scm.conf.get("ozone.scm.datanode.pipeline.limit")
+    limit = scm.settings.pipeline_limits.datanode_pipeline_limit
     healthy = [i.uuid for i in scm.nodes.healthy_in_service()]
     counts = three_counts_per_node(scm)
     with_room = [dn for dn in healthy if counts[dn] < scm.nodes.pipeline_limit(dn)]

@@ -49,7 +49,7 @@ def _closed_container_with_blocks(c, sim, blocks: int = 3):
 def _run_deletion_flow(c, sim, add_transactions) -> None:
     scm = c.scm
     exited = sim.leave_safe_mode(c)
-    ready_at = exited + scm.conf.get("hdds.scm.wait.time.after.safemode.exit")
+    ready_at = exited + scm.settings.safe_mode.wait_after_exit_ms
     cid, mine, others = _closed_container_with_blocks(c, sim)
     open_cid = others[0].container_id if others else c.write_block(sim.MB, owner="other").container_id
     open_blocks = [b for b in others if b.container_id == open_cid] or []
@@ -66,7 +66,7 @@ def _run_deletion_flow(c, sim, add_transactions) -> None:
     sim.advance_to(c, ready_at - sim.SECOND)
     assert all(c.datanodes[dn].executed.get(DELETE, 0) == 0 for dn in c.datanodes)
 
-    interval = scm.conf.get("hdds.scm.block.deleting.service.interval")
+    interval = scm.settings.block_deletion.interval_ms
 
     def purged() -> bool:
         records = [

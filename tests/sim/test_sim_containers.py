@@ -28,9 +28,9 @@ def test_full_container_closes_after_the_lease(sim):
     c = sim.cluster(5, {**SMALL, "ozone.scm.close.container.wait.duration": "30s"})
     scm = c.scm
     sim.leave_safe_mode(c)
-    block_size = scm.conf.get("ozone.scm.block.size")
-    container_size = scm.conf.get("ozone.scm.container.size")
-    wait = scm.conf.get("ozone.scm.close.container.wait.duration")
+    block_size = scm.settings.container.block_size_bytes
+    container_size = scm.settings.container.size_bytes
+    wait = scm.settings.container.close_wait_ms
     assert (block_size, container_size, wait) == (sim.MB, 10 * sim.MB, 30 * sim.SECOND)
 
     # SCM counts no allocation (as Ozone): a container closes when its datanodes report it past
@@ -133,7 +133,7 @@ def test_killed_member_pipeline_gone_before_the_lease_quasi_closes(sim):
     (CloseContainerCommandHandler)."""
     c, cid, pid, victim, live = _open_container_with_a_killed_member(sim, {})
     scm = c.scm
-    assert scm.conf.get("ozone.scm.close.container.wait.duration") == 150 * sim.SECOND
+    assert scm.settings.container.close_wait_ms == 150 * sim.SECOND
     assert c.run_until(lambda: sim.health(c, victim) is NodeState.STALE, 3 * sim.MINUTE)
     assert scm.containers.get(cid).state is LifeCycleState.CLOSING
     assert c.run_until(lambda: sim.health(c, victim) is NodeState.DEAD, 3 * sim.MINUTE)
@@ -167,7 +167,7 @@ def test_a_failed_pipeline_quasi_closes_its_replicas_at_once_not_at_the_scrub(si
     assert c.run_until(lambda: scm.pipelines.get(pid).state is PipelineState.CLOSED, 2 * sim.HEARTBEAT)
     assert c.run_until(lambda: all(pid not in c.datanodes[dn].pipelines for dn in members), 2 * sim.HEARTBEAT)
 
-    lease = scm.conf.get("ozone.scm.close.container.wait.duration")
+    lease = scm.settings.container.close_wait_ms
     assert c.run_until(
         lambda: _replica_states(scm, cid) == dict.fromkeys(members, ReplicaState.QUASI_CLOSED),
         lease + 3 * sim.HEARTBEAT,

@@ -68,7 +68,7 @@ def test_kill_then_restart_with_default_intervals(sim):
     healthy_at = next(t for t, s in seen if s is H)
 
     # The HEALTHY_READONLY_TO_HEALTHY one-shot (or the 120s creator) forms pipelines including it.
-    creation_interval = scm.conf.get("ozone.scm.pipeline.creation.interval")
+    creation_interval = scm.settings.pipeline.creation_interval_ms
     sim.advance_to(c, max(c.clock.now_ms(), healthy_at + creation_interval + sim.SECOND))
     with_it = [p for p in sim.live(scm) if dn in p.nodes]
     assert with_it, "no new RATIS/THREE pipeline includes the restarted node"

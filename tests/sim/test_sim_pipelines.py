@@ -48,7 +48,7 @@ def test_default_limit_invariants_with_gradual_registration(sim, datanodes, rack
     """Default L=2: nodes register over 30s, so which pipelines form depends on the order; the
     invariants do not: per-node counts <= limit, total <= floor(2H/3), and the creator fills up."""
     c = sim.cluster(datanodes, racks=racks)
-    assert c.scm.conf.get("ozone.scm.datanode.pipeline.limit") == 2
+    assert c.scm.settings.pipeline_limits.datanode_pipeline_limit == 2
     while c.scm.safe_mode.in_safe_mode():
         c.advance(sim.SECOND)
         sim.assert_three_invariants(c.scm)
@@ -63,7 +63,7 @@ def test_default_limit_invariants_with_gradual_registration(sim, datanodes, rack
 
 def test_ratis_one_pipeline_per_healthy_node(sim):
     c = sim.cluster(7)
-    assert c.scm.conf.get("ozone.scm.pipeline.creation.auto.factor.one")
+    assert c.scm.settings.pipeline.creation_auto_factor_one
     _settle(c, sim)
     sim.assert_one_per_healthy_node(c.scm)
     assert len(sim.live(c.scm, RATIS_ONE)) == 7
@@ -94,7 +94,7 @@ def test_stuck_allocated_pipeline_is_scrubbed_after_allocated_timeout(sim):
         },
     )
     scm = c.scm
-    allocated_timeout = scm.conf.get("ozone.scm.pipeline.allocated.timeout")
+    allocated_timeout = scm.settings.pipeline.allocated_timeout_ms
     assert allocated_timeout == 5 * sim.MINUTE
     # The second RATIS/THREE pipeline is created when the sixth node registers; catch it at once.
     assert c.run_until(lambda: len(sim.live(scm)) == 2, sim.MINUTE)
@@ -107,7 +107,7 @@ def test_stuck_allocated_pipeline_is_scrubbed_after_allocated_timeout(sim):
 
     assert c.run_until(lambda: scm.pipelines.find(stuck.id) is None, allocated_timeout + 2 * sim.MINUTE)
     removed = c.clock.now_ms()
-    scrub_interval = scm.conf.get("ozone.scm.pipeline.scrub.interval")
+    scrub_interval = scm.settings.pipeline.scrub_interval_ms
     assert created + allocated_timeout <= removed <= created + allocated_timeout + scrub_interval + sim.SECOND
     assert scm.services_ready()
     # Removed by the scrubber, not by the node handlers: every member is still HEALTHY.
@@ -129,7 +129,7 @@ def test_scrubber_waits_for_the_time_after_safe_mode_exit(sim):
         },
     )
     scm = c.scm
-    wait = scm.conf.get("hdds.scm.wait.time.after.safemode.exit")
+    wait = scm.settings.safe_mode.wait_after_exit_ms
     assert wait == 5 * sim.MINUTE
     assert c.run_until(lambda: len(sim.live(scm)) == 2, sim.MINUTE)
     stuck = [p for p in sim.live(scm) if not any(p.id in c.datanodes[dn].pipelines for dn in p.nodes)][-1]
@@ -153,7 +153,7 @@ def test_closed_pipeline_is_removed_after_destroy_timeout(sim):
     )
     scm = c.scm
     _settle(c, sim, minutes=2)
-    destroy = scm.conf.get("ozone.scm.pipeline.destroy.timeout")
+    destroy = scm.settings.pipeline.destroy_timeout_ms
     assert destroy == 66 * sim.SECOND
     victim = sim.live(scm)[0]
     scm.pipelines.close_pipeline(victim.id)
@@ -167,7 +167,7 @@ def test_closed_pipeline_is_removed_after_destroy_timeout(sim):
     assert c.run_until(
         lambda: all(victim.id not in c.datanodes[dn].pipelines for dn in victim.nodes), 2 * sim.MINUTE
     )
-    c.advance(scm.conf.get("ozone.scm.pipeline.creation.interval"))
+    c.advance(scm.settings.pipeline.creation_interval_ms)
     sim.assert_three_invariants(scm)
     sim.assert_creator_filled(scm)
     assert all(p.id != victim.id for p in scm.pipelines.pipelines(RATIS_THREE))

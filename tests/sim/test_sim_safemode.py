@@ -30,7 +30,7 @@ def test_fresh_cluster_goes_initial_precheck_then_out_with_gating(sim):
     c = sim.cluster(5)
     scm = c.scm
     assert scm.safe_mode.status is SafeModeStatus.INITIAL
-    assert scm.conf.get("hdds.scm.safemode.min.datanode") == 3
+    assert scm.settings.safe_mode.min_datanodes == 3
 
     checked_initial = checked_precheck = False
     precheck_at = exit_at = None
@@ -162,7 +162,7 @@ def test_force_exit_when_the_rules_cannot_pass(sim):
     assert not {r.name for r in scm.safe_mode.rule_statuses() if r.validated} >= {"DataNodeSafeModeRule"}
 
     # The background creator (every 120s) may now place RATIS/THREE; once they open, blocks allocate.
-    creation_interval = scm.conf.get("ozone.scm.pipeline.creation.interval")
+    creation_interval = scm.settings.pipeline.creation_interval_ms
     assert c.run_until(lambda: sim.live(scm), creation_interval + 2 * sim.SECOND)
     sim.assert_three_invariants(scm)
     assert c.run_until(

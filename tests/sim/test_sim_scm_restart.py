@@ -153,14 +153,14 @@ def test_pipelines_of_a_node_that_never_returns_are_closed_by_the_scrubber(sim):
     assert scm.nodes.get(gone) is None
     assert all(scm.pipelines.get(pid).state is PipelineState.OPEN for pid in its)
 
-    ready = exited + scm.conf.get("hdds.scm.wait.time.after.safemode.exit")
+    ready = exited + scm.settings.safe_mode.wait_after_exit_ms
     assert c.run_until(
         lambda: all(scm.pipelines.get(pid).state is PipelineState.CLOSED for pid in its),
         ready - c.clock.now_ms() + 21 * sim.SECOND,
     )
     assert c.clock.now_ms() >= ready
-    destroy = scm.conf.get("ozone.scm.pipeline.destroy.timeout")
+    destroy = scm.settings.pipeline.destroy_timeout_ms
     assert c.run_until(lambda: all(scm.pipelines.find(pid) is None for pid in its), destroy + 21 * sim.SECOND)
-    c.advance(scm.conf.get("ozone.scm.pipeline.creation.interval"))
+    c.advance(scm.settings.pipeline.creation_interval_ms)
     sim.assert_three_invariants(scm)
     assert all(gone not in p.nodes for p in scm.pipelines.pipelines())

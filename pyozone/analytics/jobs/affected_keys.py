@@ -27,6 +27,7 @@ from pyozone.analytics.reader import Snapshot
 from pyozone.common.output import human_size, print_table
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.scm.replication.config import ReplicationManagerConfig
+from pyozone.scm.settings import ScmSettings
 
 NAME = "affected-keys"
 HELP = "keys with blocks in containers of chosen health states (default MISSING, UNHEALTHY), by bucket"
@@ -97,7 +98,7 @@ def bucket_rollup(keys: DataFrame) -> DataFrame:
 def run(spark: SparkSession, snapshot: Snapshot, args: argparse.Namespace, out_dir: Path | None) -> int:
     if args.csv and out_dir is None:
         raise JobError("--csv writes files: give --out DIR")
-    config = ReplicationManagerConfig.from_conf(args.conf)
+    config = ScmSettings.from_conf(args.conf).replication
     affected = affected_containers(spark, snapshot, config, args.states).persist(StorageLevel.MEMORY_AND_DISK)
     containers = affected.count()
     by_state = {row.health_state: row["count"] for row in affected.groupBy("health_state").count().collect()}

@@ -48,6 +48,7 @@ from pyozone.hdds.node_status import NodeStatus
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, NodeState
 from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.replication.config import ReplicationManagerConfig
+from pyozone.scm.settings import ScmSettings
 
 NAME = "balance"
 HELP = "what a Container Balancer run would move per iteration, and how long it would take"
@@ -69,9 +70,9 @@ def check(args: argparse.Namespace) -> None:
     problem = out_of_range(args)
     if problem is not None:
         raise CLIError(problem)
-    conf = args.conf
-    config = ContainerBalancerConfiguration.from_conf(conf).with_start_options(start_options(args))
-    config.validate_in(conf)
+    settings = ScmSettings.from_conf(args.conf)
+    config = settings.balancer.with_start_options(start_options(args))
+    settings.check_balancer(config)
     args.balancer_config = config
 
 
@@ -202,7 +203,7 @@ def summary(
 # ---------------------------------------------------------------------------------------- the job
 def run(spark: SparkSession, snapshot: Snapshot, args: argparse.Namespace, out_dir: Path | None) -> int:
     config: ContainerBalancerConfiguration = args.balancer_config
-    rm = ReplicationManagerConfig.from_conf(args.conf)
+    rm = ScmSettings.from_conf(args.conf).replication
     streams: int = args.conf.get("hdds.datanode.replication.streams.limit")
     cluster = snapshot_cluster(spark, snapshot, rm, config)
     movable_containers = cluster.movable_containers

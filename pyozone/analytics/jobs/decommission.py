@@ -35,6 +35,7 @@ from pyozone.hdds.states import NodeOperationalState, NodeState
 from pyozone.scm.replication import throttle
 from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.processing.processors import cluster_inflight_limit
+from pyozone.scm.settings import ScmSettings
 
 NAME = "decommission"
 HELP = "containers that need new copies if datanodes are decommissioned, load per source, duration"
@@ -190,7 +191,7 @@ class _HealthyCount:
 
 
 def run(spark: SparkSession, snapshot: Snapshot, args: argparse.Namespace, out_dir: Path | None) -> int:
-    config = ReplicationManagerConfig.from_conf(args.conf)
+    config = ScmSettings.from_conf(args.conf).replication
     streams = args.conf.get("hdds.datanode.replication.streams.limit")
     chosen, statuses, hosts = node_statuses(snapshot, args.nodes)
     containers = per_container(snapshot, chosen, statuses, config).persist()

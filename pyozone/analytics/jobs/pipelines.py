@@ -20,6 +20,7 @@ from pyozone.analytics.jobs.results import write_json, write_rows
 from pyozone.analytics.reader import Snapshot
 from pyozone.common.output import print_table
 from pyozone.scm.pipeline.planner import InventoryNode, PipelinePlan, plan_pipelines
+from pyozone.scm.settings import ScmSettings
 
 NAME = "pipelines"
 HELP = "RATIS/THREE pipelines SCM would keep for the snapshot's datanodes under alternative limits"
@@ -102,7 +103,7 @@ def plans(args: argparse.Namespace, nodes: list[InventoryNode]) -> list[Pipeline
         conf = args.conf.copy()
         for (_, _, key, _), value in zip(SETTINGS, values, strict=True):
             conf.set(key, str(value))
-        result.append(plan_pipelines(conf, nodes, seed=args.seed))
+        result.append(plan_pipelines(ScmSettings.from_conf(conf), nodes, seed=args.seed))
     return result
 
 

@@ -19,6 +19,7 @@ from pyozone.analytics.reader import Snapshot
 from pyozone.common.output import print_json
 from pyozone.hdds.replication_report import ReplicationManagerReport, report_lines
 from pyozone.scm.replication.config import ReplicationManagerConfig
+from pyozone.scm.settings import ScmSettings
 
 NAME = "rm-report"
 HELP = "the Replication Manager report (as `pyozone admin container report`), computed on Spark"
@@ -39,7 +40,7 @@ def compute(
 
 
 def run(spark: SparkSession, snapshot: Snapshot, args: argparse.Namespace, out_dir: Path | None) -> int:
-    report = compute(spark, snapshot, ReplicationManagerConfig.from_conf(args.conf))
+    report = compute(spark, snapshot, ScmSettings.from_conf(args.conf).replication)
     if out_dir is not None:
         write_json(out_dir, NAME, report.to_dict())
     if args.json:

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.balancer import (
     BalancerStartOptions,
     BalancerStartResult,
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.node.node_manager import NodeManager
     from pyozone.scm.replication.manager import ReplicationManager
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class IllegalContainerBalancerStateError(SCMException):
 class ContainerBalancer:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock: Clock,
         store: SCMMetadataStore,
         context: ScmContext,
@@ -112,9 +112,10 @@ class ContainerBalancer:
         in_safe_mode: Callable[[], bool],
         services_ready: Callable[[], bool],
     ) -> None:
-        self.default_config = ContainerBalancerConfiguration.from_conf(conf)
+        self.default_config = settings.balancer
         self.config = self.default_config
-        self._conf = conf
+        self._container_size = settings.container.size_bytes
+        self._datanode_offset_ms = settings.replication.event_timeout_datanode_offset_ms
         self._clock = clock
         self._context = context
         self._nodes = nodes
@@ -157,7 +158,7 @@ class ContainerBalancer:
                 + self.status.name
             )
         config = config or self.default_config
-        config.validate_in(self._conf)
+        config.validate(self._container_size, self._datanode_offset_ms)
         self._validate_node_lists(config)
         self._save(config, should_run=True, index=0)
         self._run(config, 0)
@@ -253,7 +254,7 @@ class ContainerBalancer:
             return
         try:
             config = ContainerBalancerConfiguration.from_record(record)
-            config.validate_in(self._conf)
+            config.validate(self._container_size, self._datanode_offset_ms)
         except (ValueError, KeyError) as e:
             log.warning("Could not resume ContainerBalancer from its persisted configuration: %s", e)
             self._unresumable = record  # said once, not at every tick

@@ -1,25 +1,29 @@
 """ContainerBalancerConfiguration: every hdds.container.balancer.* setting, typed, and its persisted form.
 
-Single-key ranges (threshold, percentage, iterations, size per iteration) are rows of
-pyozone.config.validate.RULES, so a bad ozone-site.xml fails at SCM startup naming key, value and
-source. The cross-key rules Ozone's ContainerBalancer.validateConfiguration applies when a run starts
-(sizes against ozone.scm.container.size, the move timeouts against each other and the datanode
-offset), SCMClientProtocolServer's (sizes and durations > 0) and the bounds of their wire types (Java int
-minutes, int64 bytes) are `validate`, raised as InvalidContainerBalancerConfigurationError on `start`;
-beyond Ozone, a move.replication.timeout at or below the datanode offset is refused (every replicate
-would reach the datanode past its deadline). A run's
-configuration is persisted with `shouldRun` and `nextIterationIndex` (ContainerBalancerConfigurationProto
-in Ozone's statefulServiceConfig table), so a new leader or a restarted SCM resumes it.
+Single-key ranges (threshold, percentage, iterations, size per iteration) are the `RULES` rows below,
+which ScmSettings.from_conf (pyozone/scm/settings.py) checks, so a bad ozone-site.xml fails at SCM startup
+naming key, value and source. The cross-key rules Ozone's ContainerBalancer.validateConfiguration
+applies when a run starts (sizes against ozone.scm.container.size, the move timeouts against each other
+and the datanode offset), SCMClientProtocolServer's (sizes and durations > 0) and the bounds of their
+wire types (Java int minutes, int64 bytes) are `validate`, raised as
+InvalidContainerBalancerConfigurationError on `start`; beyond Ozone, a move.replication.timeout at or
+below the datanode offset is refused (every replicate would reach the datanode past its deadline). A
+run's configuration is persisted with `shouldRun` and `nextIterationIndex`
+(ContainerBalancerConfigurationProto in Ozone's statefulServiceConfig table), so a new leader or a
+restarted SCM resumes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyozone.config import ConfigError, OzoneConfiguration, validate
-from pyozone.config.keys import CB
 from pyozone.hdds.balancer import BalancerStartOptions
+
+if TYPE_CHECKING:
+    from pyozone.config.validate import Rule
+
+CB = "hdds.container.balancer."  # as pyozone.config.keys.CB, which the core may not import
 
 MIN_DELETE_PHASE_MS = 9 * 60_000
 """Ozone's floor for move.timeout - move.replication.timeout - the datanode offset: the delete's time."""
@@ -33,39 +37,56 @@ MAX_SIZE = INT64_MAX
 """Sizes are int64 bytes in the persisted proto: `start -s` takes MAX_SIZE >> 30 GB at most."""
 
 
-class InvalidContainerBalancerConfigurationError(ConfigError):
+class InvalidContainerBalancerConfigurationError(ValueError):
     """Ozone's InvalidContainerBalancerConfigurationException: the run is refused, nothing persisted."""
 
 
-def _ids(key: str, text: str) -> frozenset[int]:
+def container_ids(key: str, text: str) -> frozenset[int]:
+    """Container ids separated by commas (hdds.container.balancer.exclude.containers' form)."""
     try:
         return frozenset(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise ConfigError(f"{key}={text!r}: expected container ids separated by commas, e.g. 1,4,5") from None
+        raise ValueError(f"{key}={text!r}: expected container ids separated by commas, e.g. 1,4,5") from None
 
 
-def _names(text: str) -> frozenset[str]:
+def datanode_names(text: str) -> frozenset[str]:
+    """Hostnames or IPs separated by commas (hdds.container.balancer.include.datanodes' form)."""
     return frozenset(part.strip() for part in text.split(",") if part.strip())
 
 
 @dataclass(frozen=True, slots=True)
 class ContainerBalancerConfiguration:
-    threshold: float = 10.0
+    threshold: float = 10.0  # hdds.container.balancer.utilization.threshold
     """Percent: a datanode is balanced within this many points of the cluster's average utilization."""
     max_datanodes_percentage: int = 20
-    max_size_to_move_per_iteration: int = 500 << 30
-    max_size_entering_target: int = 26 << 30
-    max_size_leaving_source: int = 26 << 30
-    iterations: int = 10
+    """hdds.container.balancer.datanodes.involved.max.percentage.per.iteration"""
+    max_size_to_move_per_iteration: int = 500 << 30  # hdds.container.balancer.size.moved.max.per.iteration
+    max_size_entering_target: int = 26 << 30  # hdds.container.balancer.size.entering.target.max
+    max_size_leaving_source: int = 26 << 30  # hdds.container.balancer.size.leaving.source.max
+    iterations: int = 10  # hdds.container.balancer.iterations
     """-1: iterate until balanced or stopped."""
     exclude_containers: frozenset[int] = field(default_factory=frozenset)
-    move_timeout_ms: int = 65 * 60_000
-    move_replication_timeout_ms: int = 50 * 60_000
-    balancing_interval_ms: int = 70 * 60_000
+    """hdds.container.balancer.exclude.containers"""
+    move_timeout_ms: int = 65 * 60_000  # hdds.container.balancer.move.timeout
+    move_replication_timeout_ms: int = 50 * 60_000  # hdds.container.balancer.move.replication.timeout
+    balancing_interval_ms: int = 70 * 60_000  # hdds.container.balancer.balancing.iteration.interval
     include_datanodes: frozenset[str] = field(default_factory=frozenset)
+    """hdds.container.balancer.include.datanodes"""
     exclude_datanodes: frozenset[str] = field(default_factory=frozenset)
-    network_topology_enable: bool = False
-    trigger_du_enable: bool = False
+    """hdds.container.balancer.exclude.datanodes"""
+    network_topology_enable: bool = False  # hdds.container.balancer.move.networkTopology.enable
+    trigger_du_enable: bool = False  # hdds.container.balancer.trigger.du.before.move.enable
+
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        ((CB + "utilization.threshold",), lambda v: 0 <= v < 100, "must be a percentage from 0 to below 100"),
+        (
+            (CB + "datanodes.involved.max.percentage.per.iteration",),
+            lambda v: 0 <= v <= 100,
+            "must be 0 to 100",
+        ),
+        ((CB + "iterations",), lambda v: v == -1 or v > 0, "must be > 0, or -1 to run until balanced"),
+        ((CB + "size.moved.max.per.iteration",), lambda v: v > 0, "must be > 0"),
+    )
 
     @property
     def threshold_ratio(self) -> float:
@@ -74,26 +95,6 @@ class ContainerBalancerConfiguration:
     @property
     def max_datanodes_ratio(self) -> float:
         return self.max_datanodes_percentage / 100
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> ContainerBalancerConfiguration:
-        validate(conf)
-        return cls(
-            threshold=conf.get(CB + "utilization.threshold"),
-            max_datanodes_percentage=conf.get(CB + "datanodes.involved.max.percentage.per.iteration"),
-            max_size_to_move_per_iteration=conf.get(CB + "size.moved.max.per.iteration"),
-            max_size_entering_target=conf.get(CB + "size.entering.target.max"),
-            max_size_leaving_source=conf.get(CB + "size.leaving.source.max"),
-            iterations=conf.get(CB + "iterations"),
-            exclude_containers=_ids(CB + "exclude.containers", conf.get(CB + "exclude.containers") or ""),
-            move_timeout_ms=conf.get(CB + "move.timeout"),
-            move_replication_timeout_ms=conf.get(CB + "move.replication.timeout"),
-            balancing_interval_ms=conf.get(CB + "balancing.iteration.interval"),
-            include_datanodes=_names(conf.get(CB + "include.datanodes") or ""),
-            exclude_datanodes=_names(conf.get(CB + "exclude.datanodes") or ""),
-            network_topology_enable=conf.get(CB + "move.networkTopology.enable"),
-            trigger_du_enable=conf.get(CB + "trigger.du.before.move.enable"),
-        )
 
     def with_options(self, **options: Any) -> ContainerBalancerConfiguration:
         """The configuration with the options a `start` call gave (those not None)."""
@@ -121,18 +122,13 @@ class ContainerBalancerConfiguration:
             move_timeout_ms=minutes(o.move_timeout_minutes),
             move_replication_timeout_ms=minutes(o.move_replication_timeout_minutes),
             network_topology_enable=o.network_topology_enable,
-            include_datanodes=None if o.include_datanodes is None else _names(o.include_datanodes),
-            exclude_datanodes=None if o.exclude_datanodes is None else _names(o.exclude_datanodes),
+            include_datanodes=None if o.include_datanodes is None else datanode_names(o.include_datanodes),
+            exclude_datanodes=None if o.exclude_datanodes is None else datanode_names(o.exclude_datanodes),
         )
 
     def iterations_done(self, index: int) -> bool:
         """Whether a run that has run `index` iterations has run all it may (-1: until balanced)."""
         return self.iterations != -1 and index >= self.iterations
-
-    def validate_in(self, conf: OzoneConfiguration) -> None:
-        """`validate` against the SCM settings it depends on, read from `conf`."""
-        offset = conf.get("hdds.scm.replication.event.timeout.datanode.offset")
-        self.validate(conf.get("ozone.scm.container.size"), offset)
 
     def validate(self, container_size: int, datanode_offset_ms: int) -> None:
         """ContainerBalancer.validateConfiguration and the setters' ranges: every broken rule, one error."""
@@ -228,12 +224,12 @@ class ContainerBalancerConfiguration:
             max_size_entering_target=record["sizeEnteringTargetMax"],
             max_size_leaving_source=record["sizeLeavingSourceMax"],
             iterations=record["iterations"],
-            exclude_containers=_ids("excludeContainers", record["excludeContainers"]),
+            exclude_containers=container_ids("excludeContainers", record["excludeContainers"]),
             move_timeout_ms=record["moveTimeout"],
             move_replication_timeout_ms=record["moveReplicationTimeout"],
             balancing_interval_ms=record["balancingIterationInterval"],
-            include_datanodes=_names(record["includeDatanodes"]),
-            exclude_datanodes=_names(record["excludeDatanodes"]),
+            include_datanodes=datanode_names(record["includeDatanodes"]),
+            exclude_datanodes=datanode_names(record["excludeDatanodes"]),
             network_topology_enable=record["moveNetworkTopologyEnable"],
             trigger_du_enable=record["triggerDuBeforeMoveEnable"],
         )

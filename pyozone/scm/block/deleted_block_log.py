@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import DeletedBlocksTransaction, SCMCommand
 from pyozone.hdds.ids import ContainerID, DatanodeID
 from pyozone.hdds.messages import CommandStatusReport, DeleteBlockTransactionResult
@@ -25,6 +24,7 @@ from pyozone.scm.store import RecordCodec, SCMMetadataStore
 
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
+    from pyozone.scm.settings import BlockDeletionSettings
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class DatanodeDeletedBlockTransactions:
 class DeletedBlockLog:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: BlockDeletionSettings,
         clock,
         store: SCMMetadataStore,
         container_manager: ContainerManager,
@@ -66,11 +66,9 @@ class DeletedBlockLog:
         self._sequence_ids = sequence_ids
         self._codec = RecordCodec(DeletedBlocksTransaction)
         self._table = store.int_table("deletedBlocks", self._codec)
-        self._batch_bytes = int(conf.get("ozone.scm.ha.ratis.log.appender.queue.byte-limit") * 0.9)
-        self._per_dn_factor = max(1, conf.get("ozone.scm.block.deletion.per.dn.distribution.factor"))
-        self._status = DeleteBlocksCommandStatusManager(
-            clock, conf.get("ozone.block.deleting.service.timeout")
-        )
+        self._batch_bytes = int(settings.batch_byte_limit * 0.9)
+        self._per_dn_factor = max(1, settings.per_datanode_factor)
+        self._status = DeleteBlocksCommandStatusManager(clock, settings.timeout_ms)
         self._committed: dict[int, set[DatanodeID]] = {}
         self._retries: dict[int, int] = {}
         self._last_processed = -1

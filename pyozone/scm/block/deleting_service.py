@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import DeleteBlocksCommand
 from pyozone.hdds.ids import DatanodeID
 from pyozone.hdds.states import SCMCommandType
@@ -17,6 +16,7 @@ from pyozone.scm.block.deleted_block_log import DeletedBlockLog
 
 if TYPE_CHECKING:
     from pyozone.scm.node.node_manager import NodeManager
+    from pyozone.scm.settings import BlockDeletionSettings
 
 log = logging.getLogger(__name__)
 
@@ -26,13 +26,13 @@ _SCM_QUEUE_LIMIT = 2  # deleteBlocks commands SCM itself may hold for a datanode
 
 class SCMBlockDeletingService:
     def __init__(
-        self, conf: OzoneConfiguration, deleted_block_log: DeletedBlockLog, node_manager: NodeManager
+        self, settings: BlockDeletionSettings, deleted_block_log: DeletedBlockLog, node_manager: NodeManager
     ) -> None:
-        self.block_deletion_limit: int = conf.get("hdds.scm.block.deletion.per-interval.max")
+        self.block_deletion_limit = settings.per_interval_max
         if self.block_deletion_limit <= 0:
             raise ValueError("hdds.scm.block.deletion.per-interval.max must be positive")
-        self.datanode_queue_limit: int = conf.get("hdds.datanode.block.delete.queue.limit")
-        self.commit_map_limit: int = conf.get("hdds.scm.block.deletion.txn.dn.commit.map.limit")
+        self.datanode_queue_limit = settings.datanode_queue_limit
+        self.commit_map_limit = settings.commit_map_limit
         self._log = deleted_block_log
         self._nodes = node_manager
 

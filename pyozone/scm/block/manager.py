@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.block import NO_EXCLUSIONS, AllocatedBlock, ExcludeList
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
@@ -33,6 +32,7 @@ from pyozone.scm.store import SCMMetadataStore
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.pipeline.manager import PipelineManager
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 class BlockManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock,
         events: EventQueue,
         store: SCMMetadataStore,
@@ -55,7 +55,7 @@ class BlockManager:
         """`ec_containers` places EC block groups; without one, EC allocations are refused."""
         self.clock = clock
         self.events = events
-        self.container_size: int = conf.get("ozone.scm.container.size")
+        self.container_size = settings.container.size_bytes
         self._containers = container_manager
         self._pipelines = pipeline_manager
         self._sequence_ids = sequence_ids
@@ -67,7 +67,7 @@ class BlockManager:
         self.deleted_block_log = (
             deleted_block_log
             if deleted_block_log is not None
-            else DeletedBlockLog(conf, clock, store, container_manager, sequence_ids)
+            else DeletedBlockLog(settings.block_deletion, clock, store, container_manager, sequence_ids)
         )
 
     # ------------------------------------------------------------------ allocation

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 
-from pyozone.config import OzoneConfiguration
 from pyozone.scm.store import SCMMetadataStore
 
 log = logging.getLogger(__name__)
@@ -29,10 +28,6 @@ class SequenceIdGenerator:
         self._batch_size = batch_size
         self._next: dict[str, int] = {}
         self._end: dict[str, int] = {}
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration, store: SCMMetadataStore) -> SequenceIdGenerator:
-        return cls(store, conf.get("ozone.scm.sequence.id.batch.size"))
 
     def next_id(self, name: str) -> int:
         """The next id of `name`; one store write per batch, a dict increment otherwise."""

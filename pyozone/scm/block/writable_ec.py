@@ -15,7 +15,6 @@ import logging
 import random
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.datanode import NodeReport
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.node.node_manager import NodeManager
     from pyozone.scm.pipeline.manager import PipelineManager
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -50,21 +50,21 @@ def maximum_ec_pipelines(
 class WritableECContainerProvider:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         node_manager: NodeManager,
         pipeline_manager: PipelineManager,
         container_manager: ContainerManager,
         rng: random.Random | None = None,
     ) -> None:
-        self.minimum: int = conf.get("ozone.scm.ec.pipeline.minimum")
-        factor: float = conf.get("ozone.scm.ec.pipeline.per.volume.factor")
+        self.minimum = settings.pipeline.ec_minimum
+        factor = settings.pipeline.ec_per_volume_factor
         if factor < 0:
             log.warning(
                 "ozone.scm.ec.pipeline.per.volume.factor must be non-negative, was %s: using 1", factor
             )
             factor = 1.0
         self.per_volume_factor = factor
-        self.container_size: int = conf.get("ozone.scm.container.size")
+        self.container_size = settings.container.size_bytes
         self._nodes = node_manager
         self._pipelines = pipeline_manager
         self._containers = container_manager

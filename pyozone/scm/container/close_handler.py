@@ -10,7 +10,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from pyozone.common.timers import Timers
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.exceptions import SCMException
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.node.node_manager import NodeManager
     from pyozone.scm.pipeline.manager import PipelineManager
+    from pyozone.scm.settings import ContainerSettings
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class CloseContainerEventHandler:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ContainerSettings,
         clock,
         timers: Timers,
         container_manager: ContainerManager,
@@ -37,7 +37,7 @@ class CloseContainerEventHandler:
     ) -> None:
         self.clock = clock
         self.timers = timers
-        self.wait_ms: int = conf.get("ozone.scm.close.container.wait.duration")
+        self.wait_ms = settings.close_wait_ms
         self._containers = container_manager
         self._pipelines = pipeline_manager
         self._nodes = node_manager

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import ContainerID, DatanodeID, PipelineID
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from pyozone.hdds.pipeline import Pipeline
     from pyozone.scm.node.node_manager import NodeManager
     from pyozone.scm.pipeline.manager import PipelineManager
+    from pyozone.scm.settings import ContainerSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 class ContainerManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ContainerSettings,
         clock,
         events: EventQueue,
         store: SCMMetadataStore,
@@ -44,7 +44,7 @@ class ContainerManager:
     ) -> None:
         self.clock = clock
         self.events = events
-        self.container_size: int = conf.get("ozone.scm.container.size")
+        self.container_size = settings.size_bytes
         self._nodes = node_manager
         self._pipelines = pipeline_manager
         self._sequence_ids = sequence_ids

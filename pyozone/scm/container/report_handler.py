@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import DeleteContainerCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.exceptions import SCMException
@@ -32,6 +31,7 @@ from pyozone.scm.events import EventQueue, SCMEvent
 if TYPE_CHECKING:
     from pyozone.scm.container.manager import ContainerManager
     from pyozone.scm.node.node_manager import NodeManager
+    from pyozone.scm.settings import ContainerSettings
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class UnknownContainerAction(Enum):
 class ContainerReportHandler:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ContainerSettings,
         events: EventQueue,
         node_manager: NodeManager,
         container_manager: ContainerManager,
@@ -59,9 +59,7 @@ class ContainerReportHandler:
         self.events = events
         self._nodes = node_manager
         self._containers = container_manager
-        self.unknown_container_action = UnknownContainerAction.parse(
-            conf.get("hdds.scm.unknown-container.action")
-        )
+        self.unknown_container_action = settings.unknown_container_action
         # a follower's replicas reported before their container's record arrived: id -> datanode -> report
         self._early: dict[ContainerID, dict[DatanodeID, ContainerReplicaReport]] = {}
         container_manager.add_arrival_listener(self._record_arrived)

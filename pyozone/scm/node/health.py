@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import Enum, auto
+from typing import TYPE_CHECKING, ClassVar
 
-from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.hdds.states import NodeState
+
+if TYPE_CHECKING:
+    from pyozone.config.validate import Rule
 
 log = logging.getLogger(__name__)
 
@@ -65,25 +68,30 @@ DEAD = "ozone.scm.dead.node.interval"
 
 @dataclass(frozen=True, slots=True)
 class HealthIntervals:
-    check_interval_ms: int
-    stale_ms: int
-    dead_ms: int
+    """When a silent datanode goes STALE and DEAD, after sanitisation (pyozone/scm/settings.py builds it)."""
+
+    check_interval_ms: int = 3_000  # ozone.scm.heartbeat.thread.interval
+    stale_ms: int = 300_000  # ozone.scm.stale.node.interval
+    dead_ms: int = 600_000  # ozone.scm.dead.node.interval
+
+    RULES: ClassVar[tuple[Rule, ...]] = (
+        ((CHECK,), lambda v: v > 0, "must be > 0"),
+        ((STALE, DEAD), lambda s, d: s < d, "the stale interval must be less than the dead interval"),
+    )
 
     @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> HealthIntervals:
-        check = conf.get(CHECK)
-        heartbeat = conf.get(HEARTBEAT)
-        if check <= 0:
-            raise ConfigError("ozone.scm.heartbeat.thread.interval: must be greater than 0")
-        stale = sanitize(conf.get(STALE), check, 5, 1000, STALE, CHECK)
-        stale = sanitize(stale, heartbeat, 3, 1000, STALE, HEARTBEAT)
-        dead = sanitize(conf.get(DEAD), stale, 2, 1000, DEAD, STALE)
+    def sanitized(cls, check_ms: int, heartbeat_ms: int, stale_ms: int, dead_ms: int) -> HealthIntervals:
+        """Ozone's HddsServerUtil clamping: stale within [5, 1000] checks and [3, 1000] heartbeats, dead
+        within [2, 1000] stales. Raises ValueError when the clamped stale interval is not below the dead."""
+        stale = sanitize(stale_ms, check_ms, 5, 1000, STALE, CHECK)
+        stale = sanitize(stale, heartbeat_ms, 3, 1000, STALE, HEARTBEAT)
+        dead = sanitize(dead_ms, stale, 2, 1000, DEAD, STALE)
         if stale >= dead:
-            raise ConfigError(
+            raise ValueError(
                 f"ozone.scm.stale.node.interval ({stale} ms after sanitisation) must be less than "
                 f"ozone.scm.dead.node.interval ({dead} ms)"
             )
-        return cls(check, stale, dead)
+        return cls(check_ms, stale, dead)
 
 
 def health_transitions(

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import (
     FinalizeNewLayoutVersionCommand,
     ReregisterCommand,
@@ -27,11 +26,14 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.node.commands import CommandQueue
-from pyozone.scm.node.health import HealthIntervals, health_transitions, next_state
+from pyozone.scm.node.health import health_transitions, next_state
 from pyozone.scm.node.metrics import NodeMetrics
 from pyozone.scm.node.pending_containers import PendingContainerTracker
-from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
+from pyozone.scm.pipeline_limits import datanode_pipeline_limit
 from pyozone.scm.store import JsonCodec, SCMMetadataStore, StrKeyCodec, Table
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ _NOTIFY_RM_ON = (Op.ENTERING_MAINTENANCE, Op.DECOMMISSIONING, Op.IN_SERVICE)
 class NodeManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock,
         events: EventQueue,
         topology: NetworkTopology | None = None,
@@ -70,7 +72,6 @@ class NodeManager:
     ) -> None:
         """`store`: its epochs hold commands back (the command barrier, pyozone/scm/node/commands.py);
         in an HA service it keeps the operational states an administrator or the admin monitor set."""
-        self.conf = conf
         # Leader or follower, and the leader's term that every command carries: the managers that queue
         # commands here read it from this one place.
         self.context = context or ScmContext.standalone()
@@ -78,7 +79,7 @@ class NodeManager:
         self.events = events
         self.topology = topology or NetworkTopology()
         self.layout = layout
-        self.intervals = HealthIntervals.from_conf(conf)
+        self.intervals = settings.health
         self.commands = CommandQueue(store)
         # pyozone's datanodeOpStates (HA only; Ozone keeps a datanode's operational state on the datanode
         # alone): uuid -> {"state", "expiry"} as the leader set it, so a failover between an admin's answer
@@ -96,9 +97,9 @@ class NodeManager:
         self._containers: dict[DatanodeID, set[ContainerID]] = {}
         self._last_check_ms: int | None = None
         self.skipped_health_checks = 0
-        self._pipeline_limits = PipelineLimitSettings.from_conf(conf)
-        self._owner_container_count: int = conf.get("ozone.scm.pipeline.owner.container.count")
-        self._container_size: int = conf.get("ozone.scm.container.size")
+        self._pipeline_limits = settings.pipeline_limits
+        self._owner_container_count = settings.container.owner_container_count
+        self._container_size = settings.container.size_bytes
         self.pending_containers = PendingContainerTracker(self._container_size, clock)
 
     # ------------------------------------------------------------------ registration and heartbeat

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.exceptions import SCMException
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, ReplicationConfig
 from pyozone.scm.pipeline.manager import PipelineManager
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import PipelineSettings
 
 log = logging.getLogger(__name__)
 
@@ -24,22 +27,22 @@ class CreatorRun:
     refusals: dict[ReplicationConfig, str] = field(default_factory=dict)
 
 
-def replication_configs(conf: OzoneConfiguration) -> list[ReplicationConfig]:
+def replication_configs(settings: PipelineSettings) -> list[ReplicationConfig]:
     """In Ozone's order: RATIS/ONE (when auto.factor.one) before RATIS/THREE; EC default: THREE only."""
-    if str(conf.get("ozone.replication.type")).upper() == "EC":
-        return [RATIS_THREE] if conf.get("ozone.scm.pipeline.creation.ratis.three") else []
-    configs = [RATIS_ONE] if conf.get("ozone.scm.pipeline.creation.auto.factor.one") else []
+    if settings.default_ec is not None:
+        return [RATIS_THREE] if settings.creation_ratis_three else []
+    configs = [RATIS_ONE] if settings.creation_auto_factor_one else []
     return [*configs, RATIS_THREE]
 
 
 class BackgroundPipelineCreator:
     def __init__(
-        self, conf: OzoneConfiguration, pipeline_manager: PipelineManager, budget: int | None = None
+        self, settings: PipelineSettings, pipeline_manager: PipelineManager, budget: int | None = None
     ) -> None:
         """`budget` caps the pipelines one call creates: a daemon spreads a big fill over several ticks
         (its event loop keeps serving heartbeats), the simulator and the planner fill in one call."""
         self.pipelines = pipeline_manager
-        self.configs = replication_configs(conf)
+        self.configs = replication_configs(settings)
         self.budget = budget
         self.one_shot = False
 

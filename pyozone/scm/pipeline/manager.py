@@ -17,8 +17,8 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.commands import ClosePipelineCommand, CreatePipelineCommand
 from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.hdds.exceptions import ResultCode, SCMException
@@ -28,8 +28,11 @@ from pyozone.hdds.states import PipelineState, ReplicationType
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.placement import PipelinePlacementPolicy, choose_leader
-from pyozone.scm.pipeline_limits import LIVE_STATES, PipelineLimitSettings, check_ratis_three_limit
+from pyozone.scm.pipeline_limits import LIVE_STATES, check_ratis_three_limit
 from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ and reconstruction targets follow one definition (scm.replication imports this p
 class PipelineManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock,
         events: EventQueue,
         store: SCMMetadataStore,
@@ -58,7 +61,7 @@ class PipelineManager:
         rng: random.Random | None = None,
         ec_placement: ECPlacement | None = None,
     ) -> None:
-        self.conf = conf
+        self._settings = settings.pipeline
         self.ec_placement = ec_placement
         self.clock = clock
         self.events = events
@@ -66,7 +69,7 @@ class PipelineManager:
         self.precheck_passed = precheck_passed
         self.in_safe_mode = in_safe_mode
         self.rng = rng or random.Random()
-        self.limits = PipelineLimitSettings.from_conf(conf)
+        self.limits = settings.pipeline_limits
         self._table = store.table("pipelines", StrKeyCodec(), RecordCodec(Pipeline))
         self._pipelines: dict[PipelineID, Pipeline] = {}
         self._containers: dict[PipelineID, set[ContainerID]] = {}
@@ -77,7 +80,7 @@ class PipelineManager:
         self._three_per_node: Counter[DatanodeID] = Counter()
         self._one_per_node: Counter[DatanodeID] = Counter()
         self.placement = PipelinePlacementPolicy(
-            conf, node_manager, self.ratis_three_count, self.peers, self.rng
+            settings, node_manager, self.ratis_three_count, self.peers, self.rng
         )
         self.frozen = False
         for pipeline in self._table.values():
@@ -466,8 +469,8 @@ class PipelineManager:
         EC pipelines too: a datanode never closes one (it does not know it), so this is what closes an
         EC pipeline whose member SCM forgot across a restart."""
         now = self.clock.wall_ms()
-        allocated_timeout = self.conf.get("ozone.scm.pipeline.allocated.timeout")
-        destroy_timeout = self.conf.get("ozone.scm.pipeline.destroy.timeout")
+        allocated_timeout = self._settings.allocated_timeout_ms
+        destroy_timeout = self._settings.destroy_timeout_ms
         for pipeline in list(self._pipelines.values()):
             if pipeline.state is PipelineState.ALLOCATED and now - pipeline.created_ms >= allocated_timeout:
                 log.info("Scrubbing pipeline %s: ALLOCATED for %d ms", pipeline.id, now - pipeline.created_ms)

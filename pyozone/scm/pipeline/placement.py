@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.datanode import DatanodeInfo, NodeReport
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.ids import DatanodeID
 from pyozone.scm.node.node_manager import NodeManager
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 MULTIPLE_RACK_PIPELINE_MSG = (
     "The cluster has multiple racks, but all nodes with available pipeline capacity are on a single "
@@ -28,7 +31,7 @@ MULTIPLE_RACK_PIPELINE_MSG = (
 class PipelinePlacementPolicy:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         node_manager: NodeManager,
         pipeline_count: Callable[[DatanodeID], int],
         peers: Callable[[DatanodeID], set[DatanodeID]],
@@ -38,12 +41,11 @@ class PipelinePlacementPolicy:
         self.pipeline_count = pipeline_count
         self.peers = peers
         self.rng = rng
-        self.metadata_size_required: int = conf.get("ozone.scm.datanode.ratis.volume.free-space.min")
-        self.data_size_required: int = conf.get("ozone.scm.container.size")
+        self.metadata_size_required = settings.pipeline.metadata_free_space_min_bytes
+        self.data_size_required = settings.container.size_bytes
         self._space: dict[DatanodeID, tuple[NodeReport, bool]] = {}
         self.disallow_same_peers = (
-            conf.get("ozone.scm.datanode.disallow.same.peers")
-            and conf.get("ozone.scm.datanode.pipeline.limit") != 1
+            settings.pipeline.disallow_same_peers and settings.pipeline_limits.datanode_pipeline_limit != 1
         )
 
     def has_enough_space(self, info: DatanodeInfo) -> bool:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE
@@ -25,6 +25,9 @@ from pyozone.scm.pipeline.creator import BackgroundPipelineCreator
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.pipeline_limits import check_ratis_three_limit
 from pyozone.scm.store import SCMMetadataStore
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +75,17 @@ class PipelinePlan:
         return data
 
 
-def plan_pipelines(conf: OzoneConfiguration, inventory: list[InventoryNode], seed: int = 0) -> PipelinePlan:
+def plan_pipelines(settings: ScmSettings, inventory: list[InventoryNode], seed: int = 0) -> PipelinePlan:
     clock = ManualClock()
     topology = NetworkTopology({node.id: node.rack for node in inventory})
-    nodes = NodeManager(conf, clock, EventQueue(), topology)
+    nodes = NodeManager(settings, clock, EventQueue(), topology)
     for node in inventory:
         details = DatanodeDetails(node.id, node.id, "127.0.0.1")
         nodes.register(details, node_report(node.id, node.data_disks, node.metadata_disks))
     pipelines = PipelineManager(
-        conf, clock, EventQueue(), SCMMetadataStore.in_memory(), nodes, rng=random.Random(seed)
+        settings, clock, EventQueue(), SCMMetadataStore.in_memory(), nodes, rng=random.Random(seed)
     )
-    run = BackgroundPipelineCreator(conf, pipelines).create_pipelines()
+    run = BackgroundPipelineCreator(settings.pipeline, pipelines).create_pipelines()
     three, one = pipelines.count(RATIS_THREE), pipelines.count(RATIS_ONE)
     groups = _groups(inventory, nodes)
     slots = sum(g.slots for g in groups)
@@ -92,9 +95,9 @@ def plan_pipelines(conf: OzoneConfiguration, inventory: list[InventoryNode], see
         datanodes=len(inventory),
         racks=topology.rack_count(),
         datanode_pipeline_limit=pipelines.limits.datanode_pipeline_limit,
-        per_metadata_disk=conf.get("ozone.scm.pipeline.per.metadata.disk"),
+        per_metadata_disk=settings.pipeline_limits.per_metadata_disk,
         ratis_pipeline_limit=pipelines.limits.ratis_pipeline_limit,
-        auto_factor_one=bool(conf.get("ozone.scm.pipeline.creation.auto.factor.one")),
+        auto_factor_one=settings.pipeline.creation_auto_factor_one,
         groups=groups,
         node_slots=slots,
         node_target=slots // 3,

@@ -23,7 +23,6 @@ import random
 from collections.abc import Callable, Collection, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
 from pyozone.hdds.container_health import ContainerHealthState
@@ -75,7 +74,7 @@ replicas are already gone from SCM when the event fires)."""
 class ReplicationManager:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        config: ReplicationManagerConfig,
         clock: Clock,
         events: EventQueue,
         nodes: NodeManager,
@@ -84,7 +83,7 @@ class ReplicationManager:
         services_ready: Callable[[], bool],
         rng: random.Random,
     ) -> None:
-        self.config = ReplicationManagerConfig.from_conf(conf)
+        self.config = config
         self.clock = clock
         self.nodes = nodes
         self.containers = containers

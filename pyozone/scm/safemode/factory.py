@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.hdds.ids import ReplicationConfig
-from pyozone.hdds.states import ReplicationType
 from pyozone.scm.safemode.container_rules import (
     ContainerSource,
     ECContainerSafeModeRule,
@@ -20,25 +18,14 @@ from pyozone.scm.safemode.pipeline_rules import (
     PipelineSource,
 )
 from pyozone.scm.safemode.ready_rule import StateMachineReadyRule
-from pyozone.scm.safemode.rule import SafeModeExitRule, fraction
+from pyozone.scm.safemode.rule import SafeModeExitRule
 
-
-def default_ec_config(conf: OzoneConfiguration) -> ReplicationConfig | None:
-    """The default EC replication config (ozone.replication, e.g. rs-3-2-1024k), or None when the
-    default replication type is not EC."""
-    if conf.get("ozone.replication.type").upper() != ReplicationType.EC.name:
-        return None
-    text = conf.get("ozone.replication")
-    try:
-        return ReplicationConfig.parse(f"EC/{text}")
-    except ValueError as e:
-        raise ConfigError(
-            f"ozone.replication: {text!r} is not an EC config while ozone.replication.type is EC ({e})"
-        ) from None
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 
 def create_rules(
-    conf: OzoneConfiguration,
+    settings: ScmSettings,
     node_manager: NodeSource,
     pipeline_manager: PipelineSource | None,
     container_manager: ContainerSource,
@@ -46,11 +33,10 @@ def create_rules(
 ) -> list[SafeModeExitRule]:
     """Builds the rules in Ozone's order; totals and thresholds come from the managers' current state.
     `state_machine_ready`: an SCM of an HA service (ScmContext) gets StateMachineReadyRule, a lone one not."""
-    min_datanodes: int = conf.get("hdds.scm.safemode.min.datanode")
-    container_cutoff = fraction(conf, "hdds.scm.safemode.threshold.pct")
-    healthy_pct = fraction(conf, "hdds.scm.safemode.healthy.pipeline.pct")
-    one_replica_pct = fraction(conf, "hdds.scm.safemode.atleast.one.node.reported.pipeline.pct")
-    default_ec = default_ec_config(conf)
+    safe_mode = settings.safe_mode
+    min_datanodes = safe_mode.min_datanodes
+    container_cutoff = safe_mode.container_threshold
+    default_ec = settings.pipeline.default_ec
     rules: list[SafeModeExitRule] = [
         DataNodeSafeModeRule(min_datanodes),
         ECMinDataNodeSafeModeRule(default_ec),
@@ -61,9 +47,10 @@ def create_rules(
         rules.append(StateMachineReadyRule(state_machine_ready))
     # With EC as the default, RATIS/THREE pipelines may not be created at all; waiting for them would
     # keep SCM in safe mode for ever.
-    if pipeline_manager is not None and (
-        default_ec is None or conf.get("ozone.scm.pipeline.creation.ratis.three")
-    ):
+    if pipeline_manager is not None and (default_ec is None or settings.pipeline.creation_ratis_three):
+        healthy_pct = safe_mode.healthy_pipeline_threshold
         rules.append(HealthyPipelineSafeModeRule(pipeline_manager, node_manager, healthy_pct, min_datanodes))
-        rules.append(OneReplicaPipelineSafeModeRule(pipeline_manager, one_replica_pct))
+        rules.append(
+            OneReplicaPipelineSafeModeRule(pipeline_manager, safe_mode.one_replica_pipeline_threshold)
+        )
     return rules

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import Clock
 from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.hdds.safemode_status import RuleStatus, SafeModeStatus
@@ -16,6 +15,9 @@ from pyozone.scm.safemode.container_rules import ContainerSource
 from pyozone.scm.safemode.factory import create_rules
 from pyozone.scm.safemode.pipeline_rules import NodeSource, PipelineSource
 from pyozone.scm.safemode.rule import SafeModeExitRule
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +32,7 @@ class SafeModeManager:
 
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ScmSettings,
         clock: Clock,
         events: EventQueue,
         node_manager: NodeSource,
@@ -41,14 +43,14 @@ class SafeModeManager:
         self.clock = clock
         self.events = events
         self._rules = create_rules(
-            conf, node_manager, pipeline_manager, container_manager, state_machine_ready
+            settings, node_manager, pipeline_manager, container_manager, state_machine_ready
         )
         self._validated: set[str] = set()
         # HA: the records change under the rules (applied from the leader's log, installed)
         self._ha = state_machine_ready is not None
         self.exited_at_ms: int | None = None
         self._status = SafeModeStatus.INITIAL
-        if not conf.get("hdds.scm.safemode.enabled"):
+        if not settings.safe_mode.enabled:
             log.info("Safemode is disabled, skipping Safemode rule validation and force exiting Safemode.")
             self._status = SafeModeStatus.OUT_OF_SAFE_MODE
             self.exited_at_ms = clock.now_ms()

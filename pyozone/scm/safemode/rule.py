@@ -5,7 +5,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.scm.events import SCMEvent
 
 
@@ -44,11 +43,3 @@ class SafeModeExitRule(ABC):
     @abstractmethod
     def status_text(self) -> str:
         """Progress as "counted (=n) >= required (=m)", in the spirit of Ozone's getStatusText()."""
-
-
-def fraction(conf: OzoneConfiguration, key: str) -> float:
-    """A percent key as a fraction; Ozone refuses values outside [0, 1] when the rule is built."""
-    value = float(conf.get(key))
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{key} value should be >= 0.0 and <= 1.0, got {value}")
-    return value

@@ -53,6 +53,7 @@ class AdminService:
     def __init__(
         self,
         core: StorageContainerManager,
+        admins: AdminAccess,
         scm_uuid: str,
         snapshot_source: SnapshotSource | None = None,
         raft: ScmRaft | None = None,
@@ -63,7 +64,7 @@ class AdminService:
         self.snapshot_source = snapshot_source
         self.raft = raft
         self._resolve = details_resolver(core.nodes)
-        self._admins = AdminAccess.from_conf(core.conf)
+        self._admins = admins
 
     # ------------------------------------------------------------------ SCM
     @rpc

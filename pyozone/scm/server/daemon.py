@@ -63,6 +63,7 @@ from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.periodic import PeriodicTask
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.manager import ScmSecurity
+from pyozone.scm.server.admin_access import AdminAccess
 from pyozone.scm.server.admin_service import AdminService
 from pyozone.scm.server.block_service import BlockService
 from pyozone.scm.server.ca_files import (
@@ -91,6 +92,7 @@ from pyozone.scm.server.security_service import SecurityService
 from pyozone.scm.server.snapshot_source import SnapshotSource
 from pyozone.scm.server.ticker import run_ticks, tick_interval_ms
 from pyozone.scm.server.web import UI, scm_api
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore, scm_db
 from pyozone.scm.store.layout import scm_db_dir
 from pyozone.scm.store.metadata_store import TRANSACTION_INFO_KEY
@@ -154,7 +156,7 @@ def build_core(
     topology = NetworkTopology(load_rack_mapping(Path(mapping_file)) if mapping_file else None)
     # At most this many pipelines per tick, so a large cluster's first fill does not stall heartbeats.
     return StorageContainerManager(
-        conf,
+        ScmSettings.from_conf(conf),
         clock,
         store,
         cluster_id=storage.cluster_id,
@@ -517,7 +519,9 @@ class ScmDaemon:
             tls=self.tls is not None,
             heartbeat_seconds=self.scm_metrics.heartbeat_seconds,
         )
-        admin: object = AdminService(self.core, scm_uuid, self.snapshot_source, self.ha)
+        admin: object = AdminService(
+            self.core, AdminAccess.from_conf(self.conf), scm_uuid, self.snapshot_source, self.ha
+        )
         block: object = BlockService(self.core, scm_uuid, tls=self.tls is not None)
         datanode_servicer: object = datanode
         if self.ha is not None:

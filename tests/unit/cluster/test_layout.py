@@ -15,8 +15,8 @@ from pyozone.common.scm_ha import local_scm_node, primordial_scm_node, scm_servi
 from pyozone.common.tls import TlsPaths
 from pyozone.config.site import load_configuration
 from pyozone.hdds.security.x509 import CertRole
-from pyozone.scm.node.health import HealthIntervals
 from pyozone.scm.server.ca_files import JoinRequest, ScmSecurityFiles
+from pyozone.scm.settings import ScmSettings
 from pyozone.security.config import SecurityConfig, admin_user
 
 
@@ -31,7 +31,7 @@ def test_local_intervals_are_in_the_site_file_and_overrides_win(tmp_path: Path) 
 def test_local_intervals_need_no_sanitising(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     conf = load_configuration(Path(plan_cluster(tmp_path, 3, 1, {}).conf_dir), {})
     with caplog.at_level(logging.WARNING):
-        intervals = HealthIntervals.from_conf(conf)
+        intervals = ScmSettings.from_conf(conf).health
     assert caplog.records == []
     assert (intervals.stale_ms, intervals.dead_ms) == (30_000, 60_000)
 

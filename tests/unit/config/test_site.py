@@ -78,8 +78,8 @@ def test_conf_dir_without_site_file_is_fine(tmp_path: Path) -> None:
 
 
 def test_result_is_validated() -> None:
-    with pytest.raises(ConfigError, match=STALE):
-        load_configuration(None, {STALE: "20m"})
+    with pytest.raises(ConfigError, match=f"{STALE}='-1m' \\(override\\): must not be negative"):
+        load_configuration(None, {STALE: "-1m"})
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Each startup rule of validate(), and the clamped out-of-service factor."""
+"""Each startup rule of validate() (the rows every process shares; SCM's are tested with ScmSettings in
+tests/unit/scm/test_settings.py), and the clamped out-of-service factor."""
 
 from __future__ import annotations
 
@@ -8,30 +9,10 @@ from pyozone.config import KEYS, ConfigError, Kind, OzoneConfiguration, validate
 from pyozone.config.validate import RULES
 from pyozone.hdds.replication_limits import out_of_service_factor
 
-RM = "hdds.scm.replication."
-
 # (overrides breaking one rule, the key the message must name)
 VIOLATIONS = [
-    ({"ozone.scm.heartbeat.thread.interval": "0"}, "ozone.scm.heartbeat.thread.interval"),
     ({"hdds.heartbeat.interval": "0s"}, "hdds.heartbeat.interval"),
-    ({"ozone.scm.stale.node.interval": "10m"}, "ozone.scm.stale.node.interval"),
-    ({"ozone.scm.dead.node.interval": "4m"}, "ozone.scm.dead.node.interval"),
-    ({RM + "event.timeout.datanode.offset": "-1m"}, RM + "event.timeout.datanode.offset"),
-    ({RM + "event.timeout.datanode.offset": "12m"}, RM + "event.timeout.datanode.offset"),
-    ({RM + "datanode.reconstruction.weight": "0"}, RM + "datanode.reconstruction.weight"),
-    ({RM + "datanode.replication.limit": "2"}, RM + "datanode.replication.limit"),
-    ({"hdds.scm.block.deletion.per-interval.max": "0"}, "hdds.scm.block.deletion.per-interval.max"),
-    ({"ozone.scm.block.size": "0B"}, "ozone.scm.block.size"),
-    ({"ozone.scm.container.size": "0"}, "ozone.scm.container.size"),
     ({"hdds.container.close.threshold": "0"}, "hdds.container.close.threshold"),
-    ({"ozone.scm.block.size": "6GB"}, "ozone.scm.container.size"),
-    ({"ozone.scm.pipeline.owner.container.count": "0"}, "ozone.scm.pipeline.owner.container.count"),
-    ({"ozone.scm.datanode.pipeline.limit": "-1"}, "ozone.scm.datanode.pipeline.limit"),
-    ({"ozone.scm.pipeline.per.metadata.disk": "0"}, "ozone.scm.pipeline.per.metadata.disk"),
-    ({"ozone.scm.ratis.pipeline.limit": "-1"}, "ozone.scm.ratis.pipeline.limit"),
-    ({"hdds.scm.safemode.min.datanode": "-1"}, "hdds.scm.safemode.min.datanode"),
-    ({"ozone.scm.sequence.id.batch.size": "0"}, "ozone.scm.sequence.id.batch.size"),
-    ({"hdds.scm.unknown-container.action": "IGNORE"}, "hdds.scm.unknown-container.action"),
     ({"ozone.scm.pipeline.destroy.timeout": "-1s"}, "ozone.scm.pipeline.destroy.timeout"),
     ({"hdds.datanode.volume.min.free.space": "-1GB"}, "hdds.datanode.volume.min.free.space"),
     ({"hdds.datanode.dir.du.reserved": "-1"}, "hdds.datanode.dir.du.reserved"),
@@ -55,7 +36,7 @@ def test_each_rule_rejects_a_violation(overrides: dict[str, str], key: str) -> N
         "hdds.scm.safemode.threshold.pct",
         "hdds.scm.safemode.healthy.pipeline.pct",
         "hdds.scm.safemode.atleast.one.node.reported.pipeline.pct",
-        RM + "inflight.limit.factor",
+        "hdds.scm.replication.inflight.limit.factor",
     ],
 )
 def test_fractions_are_rejected_outside_0_1(key: str) -> None:
@@ -73,29 +54,17 @@ def test_every_duration_key_rejects_negatives() -> None:
 
 
 def test_boundaries_are_accepted() -> None:
-    validate(
-        OzoneConfiguration(
-            {
-                "ozone.scm.stale.node.interval": "9m",
-                RM + "event.timeout.datanode.offset": "0",
-                RM + "datanode.replication.limit": "3",
-                "ozone.scm.block.size": "5GB",
-                "ozone.scm.datanode.pipeline.limit": "0",
-                "hdds.scm.safemode.min.datanode": "0",
-                "hdds.scm.unknown-container.action": "DELETE",
-            }
-        )
-    )
+    validate(OzoneConfiguration({"hdds.datanode.dir.du.reserved": "0"}))
 
 
 def test_all_problems_in_one_line_without_repeats() -> None:
-    conf = OzoneConfiguration({"ozone.scm.heartbeat.thread.interval": "-1s", "ozone.scm.block.size": "0"})
+    conf = OzoneConfiguration({"hdds.heartbeat.interval": "-1s", "hdds.datanode.dir.du.reserved": "-1"})
     with pytest.raises(ConfigError) as e:
         validate(conf)
     message = str(e.value)
     assert "\n" not in message
-    assert message.count("ozone.scm.heartbeat.thread.interval") == 1
-    assert "ozone.scm.block.size" in message
+    assert message.count("hdds.heartbeat.interval") == 1  # broken twice (>= 0, > 0), said once
+    assert "hdds.datanode.dir.du.reserved" in message
 
 
 @pytest.mark.parametrize(

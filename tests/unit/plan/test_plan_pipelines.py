@@ -20,6 +20,7 @@ import pytest
 from pyozone.config import load_configuration
 from pyozone.plan.inventory import InventoryNode, load_inventory
 from pyozone.scm.pipeline.planner import PipelinePlan, plan_pipelines
+from pyozone.scm.settings import ScmSettings
 
 Cli = Callable[..., Any]
 
@@ -90,7 +91,7 @@ def test_seed000_on_one_rack_gives_the_same_numbers(
     cli: Cli, tmp_path: Path, factor_one: bool, expected: int
 ) -> None:
     nodes = one_rack(load_inventory(SEED000))
-    plan = plan_pipelines(seed000_conf(factor_one), nodes)
+    plan = plan_pipelines(ScmSettings.from_conf(seed000_conf(factor_one)), nodes)
     assert (plan.racks, plan.ratis_three, plan.ratis_one) == (1, expected, 10 if factor_one else 0)
 
     flag = ("-D", f"ozone.scm.pipeline.creation.auto.factor.one={str(factor_one).lower()}")
@@ -108,7 +109,9 @@ def test_seed000_never_changes_with_the_seed(factor_one: bool, expected: int, ra
         nodes = one_rack(nodes)
     results = {
         (p.ratis_three, p.ratis_one, p.node_slots)
-        for p in (plan_pipelines(seed000_conf(factor_one), nodes, seed=s) for s in range(21))
+        for p in (
+            plan_pipelines(ScmSettings.from_conf(seed000_conf(factor_one)), nodes, seed=s) for s in range(21)
+        )
     }
     assert results == {(expected, 10 if factor_one else 0, 72)}
 
@@ -121,7 +124,7 @@ def test_seed_option_of_the_cli_leaves_the_answer_alone(cli: Cli, seed: int) -> 
 
 
 def test_seed000_plan_fields() -> None:
-    plan = plan_pipelines(seed000_conf(False), load_inventory(SEED000))
+    plan = plan_pipelines(ScmSettings.from_conf(seed000_conf(False)), load_inventory(SEED000))
     assert plan.datanodes == 10 and plan.racks == 2
     assert [(g.count, g.metadata_disks, g.per_node_limit, g.slots) for g in plan.groups] == [
         (8, 4, 8, 64),
@@ -140,7 +143,7 @@ def test_fixed_limit_ten_nodes(cli: Cli, tmp_path: Path, limit: int, expected: i
         "ozone.scm.datanode.pipeline.limit": str(limit),
         "ozone.scm.pipeline.creation.auto.factor.one": str(factor_one).lower(),
     }
-    plan = plan_pipelines(load_configuration(None, settings), uniform(10))
+    plan = plan_pipelines(ScmSettings.from_conf(load_configuration(None, settings)), uniform(10))
     assert plan.ratis_three == expected
     assert plan.cluster_branch == "datanode"
     assert plan.ratis_one == (10 if factor_one else 0)
@@ -162,13 +165,16 @@ def test_fixed_limit_ignores_the_global_cap(factor_one: bool) -> None:
         "ozone.scm.ratis.pipeline.limit": "1",
         "ozone.scm.pipeline.creation.auto.factor.one": str(factor_one).lower(),
     }
-    assert plan_pipelines(load_configuration(None, settings), uniform(10)).ratis_three == 6
+    assert (
+        plan_pipelines(ScmSettings.from_conf(load_configuration(None, settings)), uniform(10)).ratis_three
+        == 6
+    )
 
 
 @pytest.mark.parametrize("healthy", [3, 4, 5, 7, 10, 11, 16])
 @pytest.mark.parametrize("racks", [1, 2, 3])
 def test_default_limit_is_floor_of_two_thirds_of_the_nodes(healthy: int, racks: int) -> None:
-    plan = plan_pipelines(load_configuration(None, {}), uniform(healthy, racks))
+    plan = plan_pipelines(ScmSettings.from_conf(load_configuration(None, {})), uniform(healthy, racks))
     assert plan.datanode_pipeline_limit == 2
     assert plan.ratis_three == 2 * healthy // 3
 
@@ -211,7 +217,9 @@ def test_racks_without_a_leading_slash_are_the_same_racks(tmp_path: Path) -> Non
 
 def test_a_node_without_data_disks_contributes_no_slots(cli: Cli, tmp_path: Path) -> None:
     nodes = [*uniform(3, racks=1), InventoryNode("empty", "/rack1", 0, 4)]
-    plan: PipelinePlan = plan_pipelines(conf(ozone_scm_datanode_pipeline_limit=0), nodes)
+    plan: PipelinePlan = plan_pipelines(
+        ScmSettings.from_conf(conf(ozone_scm_datanode_pipeline_limit=0)), nodes
+    )
     by_data = {g.data_disks: g for g in plan.groups}
     assert by_data[0].count == 1 and by_data[0].per_node_limit == 0 and by_data[0].slots == 0
     assert plan.node_slots == 6 and plan.ratis_three == 2
@@ -226,13 +234,14 @@ def test_a_node_without_data_disks_contributes_no_slots(cli: Cli, tmp_path: Path
 
 def test_only_zero_disk_nodes_make_no_pipelines() -> None:
     nodes = [InventoryNode(f"dn{i}", "/rack1", 0, 2) for i in range(5)]
-    plan = plan_pipelines(conf(ozone_scm_datanode_pipeline_limit=0), nodes)
+    plan = plan_pipelines(ScmSettings.from_conf(conf(ozone_scm_datanode_pipeline_limit=0)), nodes)
     assert plan.node_slots == 0 and plan.ratis_three == 0
 
 
 def test_no_global_cap_uses_the_node_slots_only() -> None:
     plan = plan_pipelines(
-        load_configuration(None, {"ozone.scm.datanode.pipeline.limit": "0"}), load_inventory(SEED000)
+        ScmSettings.from_conf(load_configuration(None, {"ozone.scm.datanode.pipeline.limit": "0"})),
+        load_inventory(SEED000),
     )
     assert plan.cluster_branch == "none"
     assert plan.ratis_three == 24 and plan.ratis_one == 10

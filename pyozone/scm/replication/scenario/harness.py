@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.commands import SCMCommand
 from pyozone.hdds.container import ContainerInfo, ContainerReplica
@@ -41,6 +41,9 @@ from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.queue import ReplicationQueue
 from pyozone.scm.replication.scenario.model import Scenario
 from pyozone.scm.store import RecordCodec, SCMMetadataStore, StrKeyCodec
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 SPARE_DATANODES = 12
 """Healthy in-service nodes holding nothing: Ozone's harness invents a fresh target for every
@@ -80,9 +83,9 @@ class _ScenarioNodeManager(NodeManager):
     """The real NodeManager, with statuses pinned as the scenario says and every command recorded."""
 
     def __init__(
-        self, conf: OzoneConfiguration, clock: ManualClock, events: EventQueue, context: ScmContext
+        self, settings: ScmSettings, clock: ManualClock, events: EventQueue, context: ScmContext
     ) -> None:
-        super().__init__(conf, clock, events, context=context)
+        super().__init__(settings, clock, events, context=context)
         self.sent: list[tuple[DatanodeID, SCMCommand]] = []
 
     def pin_status(self, dn: DatanodeID, status: NodeStatus) -> None:
@@ -103,36 +106,38 @@ class _ScenarioNodeManager(NodeManager):
 
 
 class ScenarioHarness:
-    def __init__(self, scenario: Scenario, context: ScmContext | None = None) -> None:
+    def __init__(self, scenario: Scenario, settings: ScmSettings, context: ScmContext | None = None) -> None:
+        """`settings`: SCM's, over which the scenario's maintenance minimums apply and services run at
+        once after safe mode (the harness sets hdds.scm.wait.time.after.safemode.exit to 0)."""
         self.scenario = scenario
         self.clock = ManualClock()
-        self.conf = OzoneConfiguration(
-            {
-                "hdds.scm.wait.time.after.safemode.exit": "0s",
-                "hdds.scm.replication.maintenance.replica.minimum": str(scenario.ratis_maintenance_minimum),
-                "hdds.scm.replication.maintenance.remaining.redundancy": str(
-                    scenario.ec_maintenance_redundancy
-                ),
-            }
+        self.settings = replace(
+            settings,
+            safe_mode=replace(settings.safe_mode, wait_after_exit_ms=0),
+            replication=replace(
+                settings.replication,
+                maintenance_replica_minimum=scenario.ratis_maintenance_minimum,
+                maintenance_remaining_redundancy=scenario.ec_maintenance_redundancy,
+            ),
         )
         self.events = EventQueue()
         self.aliases: dict[str, DatanodeID] = {}
         self._names: dict[DatanodeID, str] = {}
         self.nodes = _ScenarioNodeManager(
-            self.conf, self.clock, self.events, context or ScmContext.standalone()
+            self.settings, self.clock, self.events, context or ScmContext.standalone()
         )
         replica_dns = self._register_datanodes()
         store = SCMMetadataStore.in_memory()
         container = self._container()
         self._store_records(store, container, replica_dns)
-        self.pipelines = PipelineManager(self.conf, self.clock, self.events, store, self.nodes)
-        sequence_ids = SequenceIdGenerator.from_conf(self.conf, store)
+        self.pipelines = PipelineManager(self.settings, self.clock, self.events, store, self.nodes)
+        sequence_ids = SequenceIdGenerator(store, self.settings.sequence_id_batch_size)
         self.containers = ContainerManager(
-            self.conf, self.clock, self.events, store, self.nodes, self.pipelines, sequence_ids
+            self.settings.container, self.clock, self.events, store, self.nodes, self.pipelines, sequence_ids
         )
         self._add_replicas(replica_dns)
         self.rm = ReplicationManager(
-            self.conf,
+            self.settings.replication,
             self.clock,
             self.events,
             self.nodes,

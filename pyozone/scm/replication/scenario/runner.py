@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyozone.hdds.container_health import ContainerHealthState
 from pyozone.hdds.replication_report import ReplicationManagerReport
@@ -32,6 +33,9 @@ from pyozone.scm.replication.scenario.model import (
     ExpectedCommand,
     Scenario,
 )
+
+if TYPE_CHECKING:
+    from pyozone.scm.settings import ScmSettings
 
 REPORTED_STATES = tuple(s for s in ContainerHealthState if s is not ContainerHealthState.HEALTHY)
 
@@ -46,20 +50,21 @@ class ScenarioResult:
         return not self.differences
 
 
-def run_scenario(scenario: Scenario, leader_term: int = 0) -> ScenarioResult:
-    """Any exception the RM raises is a difference too (with its type), not a crash of the run."""
+def run_scenario(scenario: Scenario, settings: ScmSettings, leader_term: int = 0) -> ScenarioResult:
+    """`settings`: SCM's, which the scenario's own values override. Any exception the RM raises is a
+    difference too (with its type), not a crash of the run."""
     try:
-        return ScenarioResult(scenario, tuple(_differences(scenario, leader_term)))
+        return ScenarioResult(scenario, tuple(_differences(scenario, settings, leader_term)))
     except Exception as e:  # a failing RM fails the scenario, not the run
         frame = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         return ScenarioResult(scenario, (f"error: {type(e).__name__}: {e} (at {where})",))
 
 
-def _differences(scenario: Scenario, leader_term: int) -> list[str]:
+def _differences(scenario: Scenario, settings: ScmSettings, leader_term: int) -> list[str]:
     def new_harness() -> ScenarioHarness:
         context = ScmContext.ha_leader(leader_term) if leader_term else ScmContext.standalone()
-        return ScenarioHarness(scenario, context)
+        return ScenarioHarness(scenario, settings, context)
 
     harness = new_harness()
     checked = harness.check()

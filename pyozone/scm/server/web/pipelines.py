@@ -22,19 +22,13 @@ from pyozone.scm.pipeline_limits import LIVE_STATES, check_ratis_three_limit
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.server.listings import pipeline_view
 from pyozone.scm.server.web.planning import PlanCache, inventory_node
+from pyozone.scm.settings import ScmSettings
 
 STATES = tuple(s.name for s in PipelineState)
 
-LIMIT_KEYS = (
-    "ozone.scm.datanode.pipeline.limit",
-    "ozone.scm.pipeline.per.metadata.disk",
-    "ozone.scm.ratis.pipeline.limit",
-    "ozone.scm.pipeline.creation.auto.factor.one",
-)
-
 
 def pipelines_api(core: StorageContainerManager) -> dict[str, ApiHandler]:
-    plans = PlanCache(core.conf)
+    plans = PlanCache(core.settings)
 
     def listing(q: Query) -> dict[str, Any]:
         state = q.str("state", choices=STATES)
@@ -100,7 +94,7 @@ def statistics_dict(core: StorageContainerManager, plans: PlanCache) -> dict[str
             {"replicationConfig": name, "states": {s: counts[s] for s in STATES}, "total": counts.total()}
             for name, counts in sorted(by_config.items())
         ],
-        "limits": {key: core.conf.get(key) for key in LIMIT_KEYS},
+        "limits": _limits(core.settings),
         "clusterLimit": {"branch": check.branch, "allowed": check.allowed},
         "healthyInServiceDatanodes": len(healthy),
         "target": None if plan["plan"] is None else plan["plan"]["ratis_three"],
@@ -108,6 +102,16 @@ def statistics_dict(core: StorageContainerManager, plans: PlanCache) -> dict[str
         "liveRatisThree": pipelines.count(RATIS_THREE, LIVE_STATES),
         "planner": plan,
         "datanodeLimits": _limit_summary(core),
+    }
+
+
+def _limits(settings: ScmSettings) -> dict[str, int | bool]:
+    """The settings the pipeline limits come from, by their ozone-site.xml keys."""
+    return {
+        "ozone.scm.datanode.pipeline.limit": settings.pipeline_limits.datanode_pipeline_limit,
+        "ozone.scm.pipeline.per.metadata.disk": settings.pipeline_limits.per_metadata_disk,
+        "ozone.scm.ratis.pipeline.limit": settings.pipeline_limits.ratis_pipeline_limit,
+        "ozone.scm.pipeline.creation.auto.factor.one": settings.pipeline.creation_auto_factor_one,
     }
 
 

@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.datanode import DatanodeInfo
 from pyozone.scm.pipeline.planner import InventoryNode, PipelinePlan, plan_pipelines
-from pyozone.scm.pipeline_limits import PipelineLimitSettings, datanode_pipeline_limit
+from pyozone.scm.pipeline_limits import datanode_pipeline_limit
+from pyozone.scm.settings import ScmSettings
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +47,10 @@ class _Made:
 
 
 class PlanCache:
-    def __init__(self, conf: OzoneConfiguration, inline_max: int = INLINE_MAX_WORK) -> None:
-        self.conf = conf
+    def __init__(self, settings: ScmSettings, inline_max: int = INLINE_MAX_WORK) -> None:
+        self.settings = settings
         self.inline_max = inline_max
-        self._limits = PipelineLimitSettings.from_conf(conf)
+        self._limits = settings.pipeline_limits
         self._lock = threading.Lock()
         self._made: _Made | None = None  # the last plan made
         self._running: tuple[InventoryNode, ...] | None = None
@@ -88,7 +88,7 @@ class PlanCache:
     def _make(self, inventory: tuple[InventoryNode, ...]) -> None:
         started = time.perf_counter()
         try:
-            plan = plan_pipelines(self.conf, list(inventory))
+            plan = plan_pipelines(self.settings, list(inventory))
         except Exception as e:
             log.exception("The pipeline plan for %d datanodes failed", len(inventory))
             with self._lock:

@@ -17,6 +17,7 @@ from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report
 from tests.unit.scm.replication.rm_harness import SEQ, RMHarness
@@ -46,9 +47,10 @@ class BalancerHarness(RMHarness):
         self.dns = [dn_id(i) for i in range(datanodes)]
         topology = NetworkTopology({dn: f"/rack{i % racks + 1}" for i, dn in enumerate(self.dns)})
         self.conf = OzoneConfiguration({**LOOSE, **(overrides or {})})
+        self.settings = ScmSettings.from_conf(self.conf)
         self.store = store or SCMMetadataStore.in_memory()
         self.scm = StorageContainerManager(
-            self.conf, self.clock, self.store, topology=topology, context=context
+            self.settings, self.clock, self.store, topology=topology, context=context
         )
         self.replication = ScmReplication(self.scm) if context is not None else None
         for i, dn in enumerate(self.dns):

@@ -24,6 +24,7 @@ from pyozone.scm.balancer.config import (
 )
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.unit.scm.balancer.balancer_harness import CB, LOOSE, BalancerHarness
 
@@ -56,7 +57,7 @@ def complete_moves(h: BalancerHarness) -> None:
 
 
 def test_start_refused_in_safe_mode() -> None:
-    scm = StorageContainerManager(OzoneConfiguration(), ManualClock(), SCMMetadataStore.in_memory())
+    scm = StorageContainerManager(ScmSettings(), ManualClock(), SCMMetadataStore.in_memory())
     with pytest.raises(IllegalContainerBalancerStateError, match="SCM is in safe mode"):
         scm.balancer.start()
     assert scm.balancer.persisted() is None
@@ -331,7 +332,7 @@ def test_a_restarted_scm_resumes_a_running_balancer_and_not_a_stopped_one() -> N
 
 
 def test_persisted_record_round_trips() -> None:
-    config = ContainerBalancerConfiguration.from_conf(OzoneConfiguration(LOOSE)).with_options(
+    config = ScmSettings.from_conf(OzoneConfiguration(LOOSE)).balancer.with_options(
         exclude_containers=frozenset({4, 1}), include_datanodes=frozenset({"dn1"})
     )
     record = config.to_record(should_run=True, next_iteration_index=3)

@@ -10,6 +10,7 @@ from pyozone.scm.balancer.config import (
     ContainerBalancerConfiguration,
     InvalidContainerBalancerConfigurationError,
 )
+from pyozone.scm.settings import ScmSettings
 
 GB = 1 << 30
 MINUTE = 60_000
@@ -18,9 +19,7 @@ CONTAINER_SIZE, OFFSET = 5 * GB, 6 * MINUTE
 
 
 def config(**overrides: str) -> ContainerBalancerConfiguration:
-    return ContainerBalancerConfiguration.from_conf(
-        OzoneConfiguration({CB + k: v for k, v in overrides.items()})
-    )
+    return ScmSettings.from_conf(OzoneConfiguration({CB + k: v for k, v in overrides.items()})).balancer
 
 
 def test_ozone_defaults() -> None:

@@ -8,15 +8,15 @@ from pyozone.config import OzoneConfiguration
 from pyozone.hdds.balancer import IterationResult
 from pyozone.hdds.datanode import NodeReport, StorageReport
 from pyozone.hdds.states import NodeOperationalState
-from pyozone.scm.balancer.config import ContainerBalancerConfiguration
 from pyozone.scm.balancer.iteration import BalancerIteration
+from pyozone.scm.settings import ScmSettings
 from tests.builders import node_report
 from tests.unit.scm.balancer.balancer_harness import CB, LOOSE, BalancerHarness
 
 
 def iteration(h: BalancerHarness, **overrides: str) -> BalancerIteration:
     conf = OzoneConfiguration({**LOOSE, **{CB + k: v for k, v in overrides.items()}})
-    config = ContainerBalancerConfiguration.from_conf(conf)
+    config = ScmSettings.from_conf(conf).balancer
     h.moves.set_timeouts(config.move_timeout_ms, config.move_replication_timeout_ms)
     return BalancerIteration(1, config, h.scm.nodes, h.scm.containers, h.rm, h.moves, h.clock.now_ms())
 

@@ -16,6 +16,7 @@ from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import dn_id, node_report
 from tests.unit.scm.container.scm_fakes import report_written
@@ -41,11 +42,12 @@ class EcScm:
         to register later (with their container reports)."""
         self.clock = ManualClock()
         self.conf = OzoneConfiguration(dict(overrides or {}))
+        self.settings = ScmSettings.from_conf(self.conf)
         self.dns = [dn_id(i) for i in range(datanodes)]
         topology = NetworkTopology({dn: f"/rack{i % racks}" for i, dn in enumerate(self.dns)})
         self.store = store or SCMMetadataStore.in_memory()
         self.scm = StorageContainerManager(
-            self.conf, self.clock, self.store, topology=topology, rng=random.Random(seed)
+            self.settings, self.clock, self.store, topology=topology, rng=random.Random(seed)
         )
         self.details = {
             dn: DatanodeDetails(dn, f"dn{i}.test", f"10.0.0.{i + 1}") for i, dn in enumerate(self.dns)

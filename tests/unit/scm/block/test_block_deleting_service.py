@@ -26,8 +26,8 @@ def setup(
 ) -> tuple[Harness, list[str], DeletedBlockLog, SCMBlockDeletingService]:
     h = make_harness(conf)
     dns = h.register(datanodes)
-    log = DeletedBlockLog(h.conf, h.clock, h.store, h.containers, h.sequence_ids)
-    return h, dns, log, SCMBlockDeletingService(h.conf, log, h.nodes)
+    log = DeletedBlockLog(h.settings.block_deletion, h.clock, h.store, h.containers, h.sequence_ids)
+    return h, dns, log, SCMBlockDeletingService(h.settings.block_deletion, log, h.nodes)
 
 
 def closed_container(h: Harness, dns: list[str]) -> int:

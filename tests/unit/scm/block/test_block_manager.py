@@ -14,6 +14,7 @@ from pyozone.hdds.ids import RATIS_ONE, RATIS_THREE, BlockID
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.scm.block.manager import BlockManager
 from pyozone.scm.events import SCMEvent
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore
 from pyozone.scm.store.metadata_store import TABLE_NAMES
 from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, report_written
@@ -31,7 +32,7 @@ class Safemode:
 
 def block_manager(h: Harness, safe_mode: Safemode | None = None, seed: int = 1) -> BlockManager:
     return BlockManager(
-        h.conf, h.clock, h.events, h.store, h.containers, h.pipelines, h.sequence_ids,
+        h.settings, h.clock, h.events, h.store, h.containers, h.pipelines, h.sequence_ids,
         safe_mode or Safemode(), rng=random.Random(seed),
     )  # fmt: skip
 
@@ -233,7 +234,7 @@ class CountingBackend(MemoryBackend):
 def test_delete_transactions_are_written_in_batches_capped_by_the_ratis_byte_limit() -> None:
     backend = CountingBackend()
     conf = OzoneConfiguration({"ozone.scm.ha.ratis.log.appender.queue.byte-limit": "1KB"})
-    h = Harness(conf, store=SCMMetadataStore(backend))
+    h = Harness(ScmSettings.from_conf(conf), store=SCMMetadataStore(backend))
     cap = int(1024 * 0.9)
     bm = block_manager(h)
     tx_ids = bm.delete_blocks([BlockID(c, local) for c in range(1, 41) for local in range(c, c + 3)])

@@ -13,6 +13,7 @@ import pytest
 import pyozone
 from pyozone.config import OzoneConfiguration
 from pyozone.scm.block.sequence_id import CONTAINER_ID, DEL_TXN_ID, LOCAL_ID, SequenceIdGenerator
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import MemoryBackend, SCMMetadataStore
 from pyozone.scm.store.metadata_store import TABLE_NAMES
 from pyozone.scm.store.scm_db import open_scm_db
@@ -76,7 +77,12 @@ def test_after_a_crash_ids_continue_after_the_persisted_batch_end() -> None:
 
 def test_batch_size_comes_from_the_configuration() -> None:
     store = SCMMetadataStore.in_memory()
-    gen = SequenceIdGenerator.from_conf(OzoneConfiguration({"ozone.scm.sequence.id.batch.size": "7"}), store)
+    gen = SequenceIdGenerator(
+        store,
+        ScmSettings.from_conf(
+            OzoneConfiguration({"ozone.scm.sequence.id.batch.size": "7"})
+        ).sequence_id_batch_size,
+    )
     gen.next_id(LOCAL_ID)
     assert gen.persisted_end(LOCAL_ID) == 7
     with pytest.raises(ValueError):

@@ -22,6 +22,7 @@ from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.unit.scm.container.scm_fakes import node_report, report_written
 
@@ -31,24 +32,31 @@ BLOCK = 256 << 20
 class Scm:
     def __init__(self, store: SCMMetadataStore | None = None, nodes: NodeManager | None = None) -> None:
         self.conf = OzoneConfiguration()
+        self.settings = ScmSettings.from_conf(self.conf)
         self.clock = ManualClock()
         self.events = EventQueue()
         self.timers = Timers()
         self.store = store or SCMMetadataStore.in_memory()
-        self.nodes = nodes or NodeManager(self.conf, self.clock, self.events)
+        self.nodes = nodes or NodeManager(self.settings, self.clock, self.events)
         self.pipelines = PipelineManager(
-            self.conf, self.clock, self.events, self.store, self.nodes, rng=random.Random(3)
+            self.settings, self.clock, self.events, self.store, self.nodes, rng=random.Random(3)
         )
         self.sequence_ids = SequenceIdGenerator(self.store)
         self.containers = ContainerManager(
-            self.conf, self.clock, self.events, self.store, self.nodes, self.pipelines, self.sequence_ids
+            self.settings.container,
+            self.clock,
+            self.events,
+            self.store,
+            self.nodes,
+            self.pipelines,
+            self.sequence_ids,
         )
         self.close = CloseContainerEventHandler(
-            self.conf, self.clock, self.timers, self.containers, self.pipelines, self.nodes
+            self.settings.container, self.clock, self.timers, self.containers, self.pipelines, self.nodes
         )
         self.events.add_handler(SCMEvent.CLOSE_CONTAINER, self.close.on_close_container)
         self.blocks = BlockManager(
-            self.conf, self.clock, self.events, self.store, self.containers, self.pipelines,
+            self.settings, self.clock, self.events, self.store, self.containers, self.pipelines,
             self.sequence_ids, lambda: False, rng=random.Random(4),
         )  # fmt: skip
 

@@ -29,7 +29,12 @@ class World:
     def new_log(self) -> DeletedBlockLog:
         h = self.h
         return DeletedBlockLog(
-            h.conf, h.clock, h.store, h.containers, h.sequence_ids, lambda cid: cid not in self.unhealthy
+            h.settings.block_deletion,
+            h.clock,
+            h.store,
+            h.containers,
+            h.sequence_ids,
+            lambda cid: cid not in self.unhealthy,
         )
 
     def container(self, dn_indexes=(0, 1, 2), state=LifeCycleState.CLOSED) -> int:

@@ -20,6 +20,7 @@ from pyozone.scm.block.sequence_id import SequenceIdGenerator
 from pyozone.scm.container.manager import ContainerManager
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 
 GB = 1 << 30
@@ -119,7 +120,7 @@ def node_report(volumes: int) -> NodeReport:
 class Harness:
     """The pieces of an SCM the container and block code talk to, on virtual time and an in-memory store."""
 
-    conf: OzoneConfiguration
+    settings: ScmSettings
     clock: ManualClock = field(default_factory=ManualClock)
     events: EventQueue = field(default_factory=EventQueue)
     store: SCMMetadataStore = field(default_factory=SCMMetadataStore.in_memory)
@@ -127,7 +128,7 @@ class Harness:
     fired: list[tuple[SCMEvent, object]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.nodes = NodeManager(self.conf, self.clock, self.events)
+        self.nodes = NodeManager(self.settings, self.clock, self.events)
         self.pipelines = FakePipelineManager(self.clock)
         self.sequence_ids = SequenceIdGenerator(self.store, 100)
         self.containers = self.new_container_manager()
@@ -136,7 +137,13 @@ class Harness:
 
     def new_container_manager(self) -> ContainerManager:
         return ContainerManager(
-            self.conf, self.clock, self.events, self.store, self.nodes, self.pipelines, self.sequence_ids
+            self.settings.container,
+            self.clock,
+            self.events,
+            self.store,
+            self.nodes,
+            self.pipelines,
+            self.sequence_ids,
         )
 
     def register(self, count: int, volumes: int = 1, prefix: str = "dn") -> list[DatanodeID]:
@@ -154,4 +161,4 @@ class Harness:
 
 
 def make_harness(overrides: dict[str, str] | None = None) -> Harness:
-    return Harness(OzoneConfiguration(overrides or {}))
+    return Harness(ScmSettings.from_conf(OzoneConfiguration(overrides or {})))

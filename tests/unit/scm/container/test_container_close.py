@@ -20,7 +20,9 @@ LEASE_MS = 150_000
 
 @pytest.fixture
 def close(h: Harness) -> CloseContainerEventHandler:
-    handler = CloseContainerEventHandler(h.conf, h.clock, h.timers, h.containers, h.pipelines, h.nodes)
+    handler = CloseContainerEventHandler(
+        h.settings.container, h.clock, h.timers, h.containers, h.pipelines, h.nodes
+    )
     h.events.add_handler(SCMEvent.CLOSE_CONTAINER, handler.on_close_container)
     return handler
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pyozone.hdds.states import LifeCycleEvent, PipelineState
+from pyozone.scm.settings import ContainerSettings, ScmSettings
 from tests.unit.scm.container.scm_fakes import GB, Harness, make_harness, node_report, report_written
 
 SIZE = 256 << 20
@@ -48,8 +49,9 @@ def test_container_without_space_is_skipped_and_a_new_one_allocated_when_none_fi
 
 
 def one_container_allowed() -> Harness:
-    """An allowance of one open container per owner: no owner.container.count to scale by volumes."""
-    return make_harness({"ozone.scm.pipeline.owner.container.count": "0"})
+    """An allowance of one open container per owner: no owner.container.count to scale by volumes (a
+    value ozone-site.xml may not give, so the settings are built directly)."""
+    return Harness(ScmSettings(container=ContainerSettings(owner_container_count=0)))
 
 
 def test_exact_fit_counts_as_space() -> None:

@@ -34,7 +34,9 @@ class Cluster:
         for event in PATHS[state]:
             self.h.containers.update_state(self.cid, event)
         self.h.containers.update_stats(self.cid, seq, 0, 0)
-        self.handler = ContainerReportHandler(self.h.conf, self.h.events, self.h.nodes, self.h.containers)
+        self.handler = ContainerReportHandler(
+            self.h.settings.container, self.h.events, self.h.nodes, self.h.containers
+        )
 
     @property
     def info(self):

@@ -6,7 +6,6 @@ of."""
 
 from __future__ import annotations
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.datanode import DatanodeDetails
@@ -15,6 +14,7 @@ from pyozone.hdds.messages import ContainerReplicaReport, Heartbeat
 from pyozone.hdds.states import LifeCycleState, ReplicaState
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import RecordCodec, SCMMetadataStore
 from tests.builders import dn_id, node_report
 
@@ -23,9 +23,7 @@ DNS = [dn_id(i) for i in range(3)]
 
 
 def core(context: ScmContext) -> StorageContainerManager:
-    scm = StorageContainerManager(
-        OzoneConfiguration(), ManualClock(), SCMMetadataStore.in_memory(), context=context
-    )
+    scm = StorageContainerManager(ScmSettings(), ManualClock(), SCMMetadataStore.in_memory(), context=context)
     for i, dn in enumerate(DNS):
         scm.register(DatanodeDetails(dn, f"dn{i}.test", f"10.0.0.{i + 1}"), node_report())
     return scm

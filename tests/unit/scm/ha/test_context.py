@@ -11,6 +11,7 @@ from pyozone.hdds.exceptions import ResultCode, SCMException
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import dn_id, node_report
 
@@ -75,7 +76,9 @@ def test_a_follower_is_ready_once_it_applied_the_leaders_commit_index() -> None:
 
 def core(context: ScmContext) -> StorageContainerManager:
     conf = OzoneConfiguration({"hdds.scm.safemode.min.datanode": "1"})
-    scm = StorageContainerManager(conf, ManualClock(), SCMMetadataStore.in_memory(), context=context)
+    scm = StorageContainerManager(
+        ScmSettings.from_conf(conf), ManualClock(), SCMMetadataStore.in_memory(), context=context
+    )
     scm.register(DatanodeDetails(dn_id(0), "dn0.test", "10.0.0.1"), node_report())
     scm.safe_mode.refresh()
     return scm

@@ -4,13 +4,13 @@ entries itself (the daemon's RaftMember)."""
 
 from __future__ import annotations
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.protocol.scm_ratis import ScmEntryCodec
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.ha.driver import ScmRaftDriver, pack
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store.metadata_store import REPLICATED_TABLES, SCMMetadataStore, Transaction
 
 CODEC = ScmEntryCodec(REPLICATED_TABLES)
@@ -35,7 +35,7 @@ def test_a_transaction_is_never_split_even_beyond_the_limit() -> None:
 
 def _follower() -> ScmRaftDriver:
     core = StorageContainerManager(
-        OzoneConfiguration(), ManualClock(), SCMMetadataStore.in_memory(), context=ScmContext.ha_follower()
+        ScmSettings(), ManualClock(), SCMMetadataStore.in_memory(), context=ScmContext.ha_follower()
     )
     return ScmRaftDriver(ScmReplication(core), CODEC)
 

@@ -36,6 +36,7 @@ from pyozone.hdds.states import (
 )
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import TABLE_NAMES, MemoryBackend, RecordCodec, SCMMetadataStore, StrKeyCodec
 from tests.builders import dn_id, node_report
 
@@ -118,7 +119,9 @@ def feed(context: ScmContext) -> Run:
     services' wait."""
     clock = ManualClock()
     backend, store = applied_records()
-    scm = StorageContainerManager(OzoneConfiguration(CONF), clock, store, context=context)
+    scm = StorageContainerManager(
+        ScmSettings.from_conf(OzoneConfiguration(CONF)), clock, store, context=context
+    )
     run = Run(scm, backend, clock, [])
     full_reports = {
         0: (replica(C_OPEN, ReplicaState.OPEN, 5), replica(C_CLOSING, ReplicaState.CLOSED)),

@@ -10,6 +10,7 @@ from pyozone.hdds.clock import ManualClock
 from pyozone.scm.ha.context import ScmContext
 from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import TABLE_NAMES, MemoryBackend, SCMMetadataStore
 
 WAIT_MS = 30_000
@@ -17,7 +18,9 @@ WAIT_MS = 30_000
 
 def core(context: ScmContext, clock: ManualClock) -> StorageContainerManager:
     conf = OzoneConfiguration({"hdds.scm.wait.time.after.safemode.exit": f"{WAIT_MS // 1000}s"})
-    scm = StorageContainerManager(conf, clock, SCMMetadataStore(MemoryBackend(TABLE_NAMES)), context=context)
+    scm = StorageContainerManager(
+        ScmSettings.from_conf(conf), clock, SCMMetadataStore(MemoryBackend(TABLE_NAMES)), context=context
+    )
     scm.safe_mode.force_exit()
     return scm
 

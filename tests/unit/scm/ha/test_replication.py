@@ -58,6 +58,7 @@ from pyozone.scm.ha.replication import ScmReplication
 from pyozone.scm.scm import StorageContainerManager
 from pyozone.scm.security.authority import CaMaterial, CertificateAuthority
 from pyozone.scm.security.certificates import CertificateStore, RevocationReason, RevokedRecord
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import TABLE_NAMES, JsonCodec, MemoryBackend, SCMMetadataStore, StrKeyCodec
 from tests.builders import dn_id, node_report
 
@@ -190,7 +191,7 @@ class Service:
 
         def scm(name: str, context: ScmContext) -> Scm:
             core = StorageContainerManager(
-                conf,
+                ScmSettings.from_conf(conf),
                 clock,
                 SCMMetadataStore(MemoryBackend(TABLE_NAMES)),
                 context=context,
@@ -644,7 +645,9 @@ def test_a_decommission_answered_before_a_failover_reaches_the_datanode_from_the
 
 
 def test_a_lone_scm_keeps_no_operational_state_records() -> None:
-    core = StorageContainerManager(OzoneConfiguration(CONF), ManualClock(), SCMMetadataStore.in_memory())
+    core = StorageContainerManager(
+        ScmSettings.from_conf(OzoneConfiguration(CONF)), ManualClock(), SCMMetadataStore.in_memory()
+    )
     dn = FakeDatanode(0)
     core.register(dn.details(), node_report())
     core.nodes.set_operational_state(dn.uuid, NodeOperationalState.DECOMMISSIONING)

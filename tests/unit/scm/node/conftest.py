@@ -14,6 +14,7 @@ from pyozone.hdds.states import NodeOperationalState
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.settings import ScmSettings
 from tests.builders import GB, dn_id, node_report, volume
 
 CHECK_STEP_MS = 3_000  # ozone.scm.heartbeat.thread.interval default
@@ -59,10 +60,11 @@ class NodeCluster:
 
     def __init__(self, overrides: Mapping[str, str] | None = None, racks: Mapping[str, str] | None = None):
         self.conf = OzoneConfiguration(dict(overrides or {}))
+        self.settings = ScmSettings.from_conf(self.conf)
         self.clock = ManualClock()
         self.events = EventQueue()
         self.log = EventLog(self.events)
-        self.nm = NodeManager(self.conf, self.clock, self.events, NetworkTopology(dict(racks or {})))
+        self.nm = NodeManager(self.settings, self.clock, self.events, NetworkTopology(dict(racks or {})))
         self.ids: list[str] = []
 
     def add(self, i: int, report: NodeReport | None = None, **kwargs) -> str:

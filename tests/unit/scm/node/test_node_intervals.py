@@ -1,5 +1,8 @@
 """Interval sanitisation (Ozone's HddsServerUtil, ServerUtils.sanitizeUserArgs): stale and dead intervals are
-clamped, stale < dead is required."""
+clamped, stale < dead is required.
+
+`sanitized` clamps what it is given; ScmSettings.from_conf first refuses what breaks a rule (stale < dead,
+intervals > 0), so a few clampings below are reachable only by building HealthIntervals directly."""
 
 from __future__ import annotations
 
@@ -8,14 +11,21 @@ import logging
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.scm.node.health import HealthIntervals, sanitize
+from pyozone.scm.node.health import CHECK, DEAD, HEARTBEAT, STALE, HealthIntervals, sanitize
+from pyozone.scm.settings import ScmSettings
 
 S = 1_000
 M = 60 * S
 
 
 def conf_intervals(overrides: dict[str, str]) -> HealthIntervals:
-    return HealthIntervals.from_conf(OzoneConfiguration(overrides))
+    return ScmSettings.from_conf(OzoneConfiguration(overrides)).health
+
+
+def sanitized(overrides: dict[str, str]) -> HealthIntervals:
+    """The clamping alone, on values the settings' rules would refuse first."""
+    conf = OzoneConfiguration(overrides)
+    return HealthIntervals.sanitized(conf.get(CHECK), conf.get(HEARTBEAT), conf.get(STALE), conf.get(DEAD))
 
 
 @pytest.mark.parametrize(
@@ -67,14 +77,14 @@ def test_both_stale_rules_apply_in_order() -> None:
 
 
 def test_stale_above_thousand_check_intervals_is_lowered() -> None:
-    got = conf_intervals({"ozone.scm.stale.node.interval": "2h"})
+    got = sanitized({"ozone.scm.stale.node.interval": "2h"})
     assert got.stale_ms == 3_000 * S  # 1000 x 3s
     assert got.dead_ms == 6_000 * S  # default 10m raised to 2 x stale
 
 
 @pytest.mark.parametrize(("dead", "expected"), [("1m", 10 * M), ("6m", 10 * M), ("15m", 15 * M)])
 def test_dead_below_twice_stale_is_raised(dead: str, expected: int) -> None:
-    got = conf_intervals({"ozone.scm.dead.node.interval": dead})
+    got = sanitized({"ozone.scm.dead.node.interval": dead})
     assert got.stale_ms == 5 * M
     assert got.dead_ms == expected
 
@@ -84,9 +94,11 @@ def test_dead_follows_a_raised_stale() -> None:
     assert (got.stale_ms, got.dead_ms) == (8 * M, 16 * M)
 
 
-def test_stale_not_below_dead_after_sanitisation_is_a_config_error() -> None:
+def test_stale_not_below_dead_after_sanitisation_is_refused() -> None:
     # A zero heartbeat interval clamps stale to [0, 0] and then dead to [0, 0]: stale == dead.
-    with pytest.raises(ConfigError, match=r"ozone\.scm\.stale\.node\.interval"):
+    with pytest.raises(ValueError, match=r"ozone\.scm\.stale\.node\.interval \(0 ms after sanitisation\)"):
+        sanitized({"hdds.heartbeat.interval": "0s"})
+    with pytest.raises(ConfigError, match=r"hdds\.heartbeat\.interval='0s' \(override\): must be > 0"):
         conf_intervals({"hdds.heartbeat.interval": "0s"})
 
 
@@ -100,7 +112,7 @@ def test_sanitising_an_interval_logs_what_is_in_force(caplog: pytest.LogCaptureF
     asked = {"hdds.heartbeat.interval": "1s", "ozone.scm.stale.node.interval": "6s",
              "ozone.scm.dead.node.interval": "12s"}  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="pyozone.scm.node.health"):
-        intervals = HealthIntervals.from_conf(OzoneConfiguration(asked))
+        intervals = ScmSettings.from_conf(OzoneConfiguration(asked)).health
     assert (intervals.stale_ms, intervals.dead_ms) == (15_000, 30_000)
     assert [r.getMessage() for r in caplog.records] == [
         "ozone.scm.stale.node.interval value = 6000 ms is smaller than min = 15000 ms based on the key value "
@@ -110,7 +122,7 @@ def test_sanitising_an_interval_logs_what_is_in_force(caplog: pytest.LogCaptureF
     ]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="pyozone.scm.node.health"):
-        readme = HealthIntervals.from_conf(
+        readme = ScmSettings.from_conf(
             OzoneConfiguration({**asked, "ozone.scm.heartbeat.thread.interval": "1s"})
-        )
+        ).health
     assert (readme.stale_ms, readme.dead_ms) == (6_000, 12_000) and caplog.records == []

@@ -64,7 +64,7 @@ def test_a_node_gets_no_more_new_containers_than_its_report_has_room_for() -> No
 def test_a_reported_container_is_no_longer_pending_and_the_report_counts_it() -> None:
     scm, dns = shared_disk_scm(free=26 * GB)
     (cid,) = containers_made(scm)
-    handler = ContainerReportHandler(scm.conf, scm.events, scm.nodes, scm.containers)
+    handler = ContainerReportHandler(scm.settings.container, scm.events, scm.nodes, scm.containers)
     for dn in dns:
         handler.process_incremental_report(dn, [ContainerReplicaReport(cid, ReplicaState.OPEN)])
         assert scm.nodes.pending_containers.pending_count(dn) == 0

@@ -23,6 +23,7 @@ from pyozone.scm.node.node_manager import NodeManager
 from pyozone.scm.pipeline.manager import PipelineManager
 from pyozone.scm.replication.placement import PlacementPolicy
 from pyozone.scm.replication.targets import choose_datanodes
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report, volume
 
@@ -51,13 +52,14 @@ class PipelineCluster:
         store: SCMMetadataStore | None = None,
     ) -> None:
         self.conf = OzoneConfiguration(dict(overrides or {}))
+        self.settings = ScmSettings.from_conf(self.conf)
         self.clock = ManualClock()
         self.events = EventQueue()
         self.seen: list[tuple[SCMEvent, object]] = []
         for kind in SCMEvent:
             self.events.add_handler(kind, lambda payload, kind=kind: self.seen.append((kind, payload)))
         mapping = {dn_id(i): rack for i, rack in enumerate(racks or ())}
-        self.nm = NodeManager(self.conf, self.clock, self.events, NetworkTopology(mapping))
+        self.nm = NodeManager(self.settings, self.clock, self.events, NetworkTopology(mapping))
         self.store = store or SCMMetadataStore.in_memory()
         self.precheck = True
         self.safe_mode = False
@@ -67,7 +69,7 @@ class PipelineCluster:
 
     def new_pipeline_manager(self, node_manager: NodeManager | None = None) -> PipelineManager:
         return PipelineManager(
-            self.conf,
+            self.settings,
             self.clock,
             self.events,
             self.store,

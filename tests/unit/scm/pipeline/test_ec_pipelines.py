@@ -13,6 +13,7 @@ from pyozone.hdds.states import PipelineState
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.settings import ScmSettings
 
 RS_3_2 = ReplicationConfig.parse("rs-3-2-1024k")
 RS_6_3 = ReplicationConfig.parse("rs-6-3-1024k")
@@ -151,7 +152,7 @@ def test_scrubber_closes_an_ec_pipeline_with_an_unregistered_member(make_cluster
     c = make_cluster()
     c.add_nodes(5)
     pipeline = c.pm.create_pipeline(RS_3_2)
-    fresh_nodes = NodeManager(c.conf, c.clock, EventQueue(), NetworkTopology())
+    fresh_nodes = NodeManager(ScmSettings.from_conf(c.conf), c.clock, EventQueue(), NetworkTopology())
     restarted = c.new_pipeline_manager(fresh_nodes)
     assert restarted.get(pipeline.id).state is PipelineState.OPEN
     restarted.scrub_pipelines()

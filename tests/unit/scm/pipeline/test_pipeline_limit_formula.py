@@ -17,6 +17,7 @@ from pyozone.scm.pipeline_limits import (
     check_ratis_three_limit,
     datanode_pipeline_limit,
 )
+from pyozone.scm.settings import ScmSettings
 
 MSG = "Cannot create pipeline as it would exceed the limit per datanode: {} replicationConfig: RATIS/THREE"
 
@@ -64,14 +65,14 @@ def test_datanode_limit_is_fixed_or_per_metadata_disk(
 
 
 def test_settings_from_configuration_defaults() -> None:
-    assert PipelineLimitSettings.from_conf(OzoneConfiguration()) == PipelineLimitSettings(2, 0)
+    assert ScmSettings().pipeline_limits == PipelineLimitSettings(2, 0)
 
 
 def test_settings_from_configuration_overrides() -> None:
     conf = OzoneConfiguration(
         {"ozone.scm.datanode.pipeline.limit": "0", "ozone.scm.ratis.pipeline.limit": "30"}
     )
-    assert PipelineLimitSettings.from_conf(conf) == PipelineLimitSettings(0, 30, 2)
+    assert ScmSettings.from_conf(conf).pipeline_limits == PipelineLimitSettings(0, 30, 2)
 
 
 @pytest.mark.parametrize(

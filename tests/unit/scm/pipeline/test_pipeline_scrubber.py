@@ -11,6 +11,7 @@ from pyozone.hdds.pipeline import Pipeline
 from pyozone.hdds.states import PipelineState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.node.node_manager import NodeManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import RecordCodec, StrKeyCodec
 
 S = 1_000
@@ -95,7 +96,7 @@ def test_scrubber_applies_to_ratis_one_too(cluster) -> None:
 
 def reloaded_with_nodes(cluster, registered: list[str]):
     """A restarted SCM: the same store, a fresh NodeManager that has seen only `registered` register."""
-    nm = NodeManager(cluster.conf, cluster.clock, cluster.events, NetworkTopology())
+    nm = NodeManager(ScmSettings.from_conf(cluster.conf), cluster.clock, cluster.events, NetworkTopology())
     for dn in registered:
         info = cluster.nm.node(dn)
         nm.register(info.details, info.report)

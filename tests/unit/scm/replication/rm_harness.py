@@ -16,6 +16,7 @@ from pyozone.hdds.ids import ContainerID, ReplicationConfig
 from pyozone.hdds.states import LifeCycleState, NodeOperationalState, ReplicaState, SCMCommandType
 from pyozone.hdds.topology import NetworkTopology
 from pyozone.scm.scm import StorageContainerManager
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import SCMMetadataStore
 from tests.builders import GB, dn_id, node_report
 
@@ -31,7 +32,9 @@ class RMHarness:
         self.dns = [dn_id(i) for i in range(datanodes)]
         topology = NetworkTopology({dn: f"/rack{i % racks + 1}" for i, dn in enumerate(self.dns)})
         conf = OzoneConfiguration(dict(overrides or {}))
-        self.scm = StorageContainerManager(conf, self.clock, SCMMetadataStore.in_memory(), topology=topology)
+        self.scm = StorageContainerManager(
+            ScmSettings.from_conf(conf), self.clock, SCMMetadataStore.in_memory(), topology=topology
+        )
         for i, dn in enumerate(self.dns):
             self.scm.register(DatanodeDetails(dn, f"dn{i}.test", f"10.0.0.{i + 1}"), node_report())
         self.rm = self.scm.replication

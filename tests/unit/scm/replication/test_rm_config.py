@@ -6,12 +6,13 @@ import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.scm.replication.config import ReplicationManagerConfig
+from pyozone.scm.settings import ScmSettings
 
 RM = "hdds.scm.replication."
 
 
 def test_defaults_match_spec() -> None:
-    assert ReplicationManagerConfig.from_conf(OzoneConfiguration()) == ReplicationManagerConfig()
+    assert ScmSettings().replication == ReplicationManagerConfig()
 
 
 def test_typed_values() -> None:
@@ -25,7 +26,7 @@ def test_typed_values() -> None:
             "hdds.datanode.replication.outofservice.limit.factor": "50",
         }
     )
-    c = ReplicationManagerConfig.from_conf(conf)
+    c = ScmSettings.from_conf(conf).replication
     assert (c.thread_interval_ms, c.event_timeout_ms, c.event_timeout_datanode_offset_ms) == (
         10_000,
         120_000,
@@ -45,7 +46,7 @@ def test_typed_values() -> None:
 )
 def test_validation_names_key_and_rule(overrides: dict[str, str], named: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(named)):
-        ReplicationManagerConfig.from_conf(OzoneConfiguration(overrides))
+        ScmSettings.from_conf(OzoneConfiguration(overrides))
 
 
 def test_inflight_factor_must_be_a_fraction() -> None:

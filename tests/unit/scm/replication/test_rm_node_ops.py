@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.node_ops import NodeOpsCounter
+from pyozone.scm.settings import ScmSettings
 from tests.unit.scm.replication.rm_harness import RMHarness
 
 ENABLED = "hdds.scm.replication.datanode.ops.limit.enabled"
@@ -15,7 +15,7 @@ LIMIT = "hdds.scm.replication.datanode.ops.limit"
 
 
 def test_off_by_default_counts_and_excludes_nothing() -> None:
-    config = ReplicationManagerConfig.from_conf(OzoneConfiguration())
+    config = ScmSettings().replication
     assert (config.datanode_ops_limit_enabled, config.datanode_ops_limit, config.node_ops_limit) == (
         False,
         10,
@@ -28,14 +28,14 @@ def test_off_by_default_counts_and_excludes_nothing() -> None:
 
 
 def test_the_keys_turn_it_on_with_their_limit() -> None:
-    config = ReplicationManagerConfig.from_conf(OzoneConfiguration({ENABLED: "true", LIMIT: "4"}))
+    config = ScmSettings.from_conf(OzoneConfiguration({ENABLED: "true", LIMIT: "4"})).replication
     assert config.node_ops_limit == 4
 
 
 @pytest.mark.parametrize("value", ["0", "-2"])
 def test_a_limit_below_one_is_refused_naming_the_key(value: str) -> None:
     with pytest.raises(ConfigError, match=LIMIT):
-        ReplicationManagerConfig.from_conf(OzoneConfiguration({LIMIT: value}))
+        ScmSettings.from_conf(OzoneConfiguration({LIMIT: value}))
 
 
 def test_a_node_at_the_threshold_is_saturated_until_reset() -> None:

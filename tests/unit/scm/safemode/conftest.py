@@ -19,6 +19,7 @@ from pyozone.hdds.safemode_status import RuleStatus, SafeModeStatus
 from pyozone.hdds.states import LifeCycleState, PipelineState
 from pyozone.scm.events import EventQueue, SCMEvent
 from pyozone.scm.safemode.manager import SafeModeManager
+from pyozone.scm.settings import ScmSettings
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class Harness:
     def build(self, state_machine_ready: Callable[[], bool] | None = None) -> SafeModeManager:
         """`state_machine_ready`: an SCM of an HA service (StateMachineReadyRule)."""
         self.manager = SafeModeManager(
-            self.conf,
+            ScmSettings.from_conf(self.conf),
             self.clock,
             self.events,
             self.nodes,

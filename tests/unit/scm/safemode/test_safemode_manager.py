@@ -10,6 +10,7 @@ from pyozone.hdds.ids import ReplicationConfig
 from pyozone.hdds.safemode_status import SafeModeStatus
 from pyozone.scm.events import SCMEvent
 from pyozone.scm.safemode.manager import SafeModeManager, check_not_in_safe_mode
+from pyozone.scm.settings import ScmSettings
 
 RS_3_2 = ReplicationConfig.parse("EC/RS-3-2-1024k")
 ALL_RULES = {
@@ -235,7 +236,7 @@ def test_check_not_in_safe_mode(make_harness):
 
 def test_no_pipeline_rules_without_a_pipeline_manager(make_harness):
     h = make_harness()
-    manager = SafeModeManager(h.conf, h.clock, h.events, h.nodes, None, h.containers)
+    manager = SafeModeManager(ScmSettings.from_conf(h.conf), h.clock, h.events, h.nodes, None, h.containers)
     assert {s.name for s in manager.rule_statuses()} == ALL_RULES - {
         "HealthyPipelineSafeModeRule",
         "OneReplicaPipelineSafeModeRule",

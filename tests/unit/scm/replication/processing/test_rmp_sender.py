@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from pyozone.config import OzoneConfiguration
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.commands import ReconstructionSource, ReplicationCommandPriority
 from pyozone.hdds.datanode import DatanodeDetails
@@ -20,6 +19,7 @@ from pyozone.scm.replication.config import ReplicationManagerConfig
 from pyozone.scm.replication.metrics import ReplicationManagerMetrics
 from pyozone.scm.replication.pending_ops import ContainerReplicaPendingOps, PendingOpType
 from pyozone.scm.replication.processing import cluster_inflight_limit
+from pyozone.scm.settings import ScmSettings
 from tests.builders import node_report
 from tests.unit.scm.replication.processing.rmp_fakes import (
     CID,
@@ -342,7 +342,7 @@ def test_command_count_update_readmits_an_excluded_node_with_room() -> None:
 def test_with_the_real_node_manager_heartbeats_drive_load_and_readmission() -> None:
     clock = ManualClock()
     events = EventQueue()
-    nodes = NodeManager(OzoneConfiguration(), clock, events)
+    nodes = NodeManager(ScmSettings(), clock, events)
     for i in (1, 2):
         nodes.register(DatanodeDetails(dn(i), f"h{i}", f"10.0.0.{i}"), node_report())
     config = ReplicationManagerConfig(datanode_replication_limit=3, datanode_reconstruction_weight=3)

@@ -13,6 +13,9 @@ from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.scenario.harness import SPARE_DATANODES, ScenarioHarness, SentCommand
 from pyozone.scm.replication.scenario.model import ExpectedCommand, Scenario, parse_scenarios
 from pyozone.scm.replication.scenario.runner import match_commands, run_scenario
+from pyozone.scm.settings import ScmSettings
+
+SETTINGS = ScmSettings()
 
 REPLICATE = SCMCommandType.replicateContainerCommand
 CLOSE = SCMCommandType.closeContainerCommand
@@ -40,7 +43,8 @@ def test_a_matching_scenario_passes_every_phase() -> None:
             replicas=closed("d1", "d2"),
             expectation={"underReplicated": 1, "underReplicatedQueue": 1},
             commands=[{"type": "replicateContainerCommand", "datanode": "d1|d2"}],
-        )
+        ),
+        SETTINGS,
     )
     assert result.passed, result.differences
 
@@ -51,7 +55,8 @@ def test_every_phase_reports_its_own_differences() -> None:
             replicas=closed("d1", "d2"),
             expectation={"overReplicated": 1, "overReplicatedQueue": 1},
             checkCommands=[{"type": "closeContainerCommand", "datanode": "d1"}],
-        )
+        ),
+        SETTINGS,
     )
     assert not result.passed
     assert list(result.differences) == [
@@ -69,7 +74,7 @@ def test_every_phase_reports_its_own_differences() -> None:
 
 
 def test_states_left_out_of_the_expectation_must_be_zero() -> None:
-    result = run_scenario(load(replicas=[], expectation={}))
+    result = run_scenario(load(replicas=[], expectation={}), SETTINGS)
     assert result.differences == (
         "check: report missing: expected 0, got 1",
         "read-only check: report missing: expected 0, got 1",
@@ -81,7 +86,7 @@ def test_an_exception_in_the_rm_fails_the_scenario_with_its_type(monkeypatch: py
         raise RuntimeError("boom")
 
     monkeypatch.setattr(ScenarioHarness, "check", explode)
-    (difference,) = run_scenario(load()).differences
+    (difference,) = run_scenario(load(), SETTINGS).differences
     assert difference.startswith("error: RuntimeError: boom (at test_scenario_runner.py:")
 
 
@@ -92,7 +97,7 @@ def test_the_harness_pins_statuses_registers_aliases_and_spares_and_loads_pendin
         + [{"state": "CLOSED", "sequenceId": 12}],
         pendingReplicas=[{"type": "ADD", "datanode": "d9"}, {"type": "DELETE"}],
     )
-    harness = ScenarioHarness(scenario)
+    harness = ScenarioHarness(scenario, SETTINGS)
     nodes = harness.nodes
     d1, d2, d9 = (harness.aliases[a] for a in ("d1", "d2", "d9"))
     assert nodes.get(d1).status.health is NodeState.HEALTHY
@@ -118,22 +123,22 @@ def test_the_harness_pins_statuses_registers_aliases_and_spares_and_loads_pendin
 
 def test_aliases_map_to_the_same_datanodes_every_run() -> None:
     scenario = load(replicas=closed("d1", "d2"))
-    assert ScenarioHarness(scenario).aliases == ScenarioHarness(scenario).aliases
+    assert ScenarioHarness(scenario, SETTINGS).aliases == ScenarioHarness(scenario, SETTINGS).aliases
 
 
 def test_an_open_container_has_its_pipeline_and_a_healthy_one_stays_quiet() -> None:
     replicas = [{"state": "OPEN", "datanode": d} for d in ("d1", "d2", "d3")]
-    result = run_scenario(load(containerState="OPEN", replicas=replicas))
+    result = run_scenario(load(containerState="OPEN", replicas=replicas), SETTINGS)
     assert result.passed, result.differences
-    harness = ScenarioHarness(load(containerState="OPEN", replicas=replicas))
+    harness = ScenarioHarness(load(containerState="OPEN", replicas=replicas), SETTINGS)
     assert harness.rm.services.pipeline_exists(harness.containers.get(1).pipeline_id)
 
 
 def test_check_commands_are_recorded_and_the_read_only_check_sends_none() -> None:
     scenario = load(replicas=[*closed("d1", "d2"), {"state": "CLOSING", "datanode": "d3", "sequenceId": 12}])
-    checked = ScenarioHarness(scenario).check()
+    checked = ScenarioHarness(scenario, SETTINGS).check()
     assert [(c.type, c.alias, c.force) for c in checked.commands] == [(CLOSE, "d3", False)]
-    read_only = ScenarioHarness(scenario).check_read_only()
+    read_only = ScenarioHarness(scenario, SETTINGS).check_read_only()
     assert read_only.commands == ()
     assert read_only.report.stat(ContainerHealthState.UNDER_REPLICATED) == 0
 
@@ -145,9 +150,9 @@ def test_the_read_only_check_runs_on_a_fresh_rm_so_state_changes_of_the_check_do
     scenario = load(replicas=empty, expectation={"empty": 1}, checkCommands=[
         {"type": "deleteContainerCommand", "datanode": d} for d in ("d1", "d2", "d3")
     ])  # fmt: skip
-    harness = ScenarioHarness(scenario)
+    harness = ScenarioHarness(scenario, SETTINGS)
     assert harness.check().container_state is LifeCycleState.DELETING
-    assert run_scenario(scenario).passed
+    assert run_scenario(scenario, SETTINGS).passed
 
 
 def sent(kind: SCMCommandType, alias: str) -> SentCommand:

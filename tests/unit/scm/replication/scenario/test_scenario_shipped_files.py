@@ -19,6 +19,9 @@ from pyozone.scm.replication.pending_ops import PendingOpType
 from pyozone.scm.replication.scenario.harness import ScenarioHarness
 from pyozone.scm.replication.scenario.model import Scenario, load_file
 from pyozone.scm.replication.scenario.runner import run_scenario
+from pyozone.scm.settings import ScmSettings
+
+SETTINGS = ScmSettings()
 
 SCENARIO_DIR = Path(pyozone.__file__).parents[1] / "scenarios" / "rm"
 FILES = sorted(SCENARIO_DIR.glob("*.json"))
@@ -45,7 +48,7 @@ def test_every_shipped_scenario_passes(path: Path, leader_term: int) -> None:
     failures = {
         s.description: r.differences
         for s in load_file(path)
-        if not (r := run_scenario(s, leader_term)).passed
+        if not (r := run_scenario(s, SETTINGS, leader_term)).passed
     }
     assert not failures
 
@@ -54,7 +57,7 @@ def test_the_commands_of_a_leader_of_term_7_carry_it() -> None:
     """The term check above is not vacuous: the scenarios send commands of every kind, each with term 7."""
     sent = []
     for scenario in all_scenarios():
-        harness = ScenarioHarness(scenario, ScmContext.ha_leader(HA_LEADER_TERM))
+        harness = ScenarioHarness(scenario, SETTINGS, ScmContext.ha_leader(HA_LEADER_TERM))
         sent += [*harness.check().commands, *harness.process_first()]
     assert len({c.type for c in sent}) == 4
     assert {c.term for c in sent} == {HA_LEADER_TERM}
@@ -62,9 +65,9 @@ def test_the_commands_of_a_leader_of_term_7_carry_it() -> None:
 
 def test_a_command_with_another_term_is_a_difference(monkeypatch: pytest.MonkeyPatch) -> None:
     scenario = next(s for s in all_scenarios() if s.commands)
-    assert run_scenario(scenario, HA_LEADER_TERM).passed
+    assert run_scenario(scenario, SETTINGS, HA_LEADER_TERM).passed
     monkeypatch.setattr(ScmContext, "term_of_leader", lambda self: 6)
-    differences = run_scenario(scenario, HA_LEADER_TERM).differences
+    differences = run_scenario(scenario, SETTINGS, HA_LEADER_TERM).differences
     assert differences and all("carries term 6, expected 7" in d for d in differences)
 
 
@@ -108,5 +111,5 @@ def test_every_reachable_check_handler_decides_some_shipped_scenario(monkeypatch
 
         monkeypatch.setattr(cls, "handle", handle)
     for scenario in all_scenarios():
-        run_scenario(scenario)
+        run_scenario(scenario, SETTINGS)
     assert acted == {type(h).__name__ for h in default_chain()} - UNREACHABLE_HANDLERS

@@ -101,7 +101,7 @@ def test_pipeline_statistics_match_the_planner_on_the_live_datanodes(cluster) ->
         InventoryNode(i.uuid, i.details.network_location, i.healthy_volume_count(), i.metadata_volume_count())
         for i in healthy
     ]
-    plan = plan_pipelines(c.scm.conf, inventory)
+    plan = plan_pipelines(c.scm.settings, inventory)
     assert s["planner"]["plan"] == json.loads(json.dumps(plan.to_dict())) and s["planner"]["current"] is True
     assert s["target"] == plan.ratis_three
     assert s["healthyInServiceDatanodes"] == len(healthy) == 4

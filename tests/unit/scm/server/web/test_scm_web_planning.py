@@ -11,9 +11,10 @@ from pyozone.config import OzoneConfiguration
 from pyozone.scm.pipeline.planner import InventoryNode, plan_pipelines
 from pyozone.scm.server.web import planning
 from pyozone.scm.server.web.planning import PlanCache
+from pyozone.scm.settings import ScmSettings
 from tests.polling import wait_for
 
-CONF = OzoneConfiguration()
+SETTINGS = ScmSettings()
 
 
 def inventory(n: int, metadata_disks: int = 1) -> tuple[InventoryNode, ...]:
@@ -25,19 +26,19 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many datanodes each plan the cache made was for."""
     made: list[int] = []
 
-    def counting(conf, nodes, seed=0):
+    def counting(settings, nodes, seed=0):
         made.append(len(nodes))
-        return plan_pipelines(conf, nodes, seed)
+        return plan_pipelines(settings, nodes, seed)
 
     monkeypatch.setattr(planning, "plan_pipelines", counting)
     return made
 
 
 def test_a_small_cluster_is_planned_inline_once_per_inventory(runs: list[int]) -> None:
-    cache = PlanCache(CONF)
+    cache = PlanCache(SETTINGS)
     first = cache.plan(inventory(6))
     assert first["current"] and not first["computing"]
-    assert first["plan"] == plan_pipelines(CONF, list(inventory(6))).to_dict()
+    assert first["plan"] == plan_pipelines(SETTINGS, list(inventory(6))).to_dict()
     assert cache.plan(inventory(6))["plan"] == first["plan"]
     assert runs == [6]
     assert cache.plan(inventory(5))["plan"]["datanodes"] == 5
@@ -47,9 +48,9 @@ def test_a_small_cluster_is_planned_inline_once_per_inventory(runs: list[int]) -
 def test_the_planners_work_not_the_node_count_decides_inline_or_thread() -> None:
     """Work is the pipelines the nodes' limits allow times the nodes (placement scans each per pipeline)."""
     nodes = tuple(InventoryNode(f"dn{i}", "/rack1", 1, 1) for i in range(20))
-    assert PlanCache(CONF)._work(nodes) == 20 * 2 // 3 * 20  # the default: 2 pipelines per metadata disk
+    assert PlanCache(SETTINGS)._work(nodes) == 20 * 2 // 3 * 20  # the default: 2 pipelines per metadata disk
     wide = OzoneConfiguration({"ozone.scm.datanode.pipeline.limit": "50"})
-    assert PlanCache(wide)._work(nodes) == 20 * 50 // 3 * 20 > planning.INLINE_MAX_WORK
+    assert PlanCache(ScmSettings.from_conf(wide))._work(nodes) == 20 * 50 // 3 * 20 > planning.INLINE_MAX_WORK
 
 
 def test_a_large_cluster_is_planned_on_a_thread_while_the_last_plan_is_shown(
@@ -57,12 +58,12 @@ def test_a_large_cluster_is_planned_on_a_thread_while_the_last_plan_is_shown(
 ) -> None:
     release = threading.Event()  # the planner thread finishes only when the test says so
 
-    def held(conf, nodes, seed=0):
+    def held(settings, nodes, seed=0):
         assert release.wait(10)
-        return plan_pipelines(conf, nodes, seed)
+        return plan_pipelines(settings, nodes, seed)
 
     monkeypatch.setattr(planning, "plan_pipelines", held)
-    cache = PlanCache(CONF, inline_max=0)
+    cache = PlanCache(SETTINGS, inline_max=0)
     started = cache.plan(inventory(6))
     assert started["plan"] is None and started["computing"] and not started["current"]
     release.set()
@@ -86,7 +87,7 @@ def test_a_failed_plan_is_shown_and_tried_again_for_other_datanodes(
         raise RuntimeError("planner bug")
 
     monkeypatch.setattr(planning, "plan_pipelines", broken)
-    cache = PlanCache(CONF, inline_max=0)
+    cache = PlanCache(SETTINGS, inline_max=0)
     cache.plan(inventory(3))
     answer = wait_for(lambda: (a := cache.plan(inventory(3)))["error"] and a, 10, "the failed plan")
     assert (
