@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyozone.config.configuration import ConfigError, OzoneConfiguration
@@ -17,7 +17,6 @@ Rule = tuple[tuple[str, ...], Callable[..., bool], str]
 RULES: tuple[Rule, ...] = (
     *(((k.name,), lambda v: v >= 0, "must not be negative") for k in KEYS if k.kind is Kind.DURATION),
     (("ozone.scm.heartbeat.thread.interval",), lambda v: v > 0, "must be > 0"),
-    (("hdds.heartbeat.interval",), lambda v: v > 0, "must be > 0"),
     (
         ("ozone.scm.stale.node.interval", "ozone.scm.dead.node.interval"),
         lambda s, d: s < d,
@@ -42,9 +41,6 @@ RULES: tuple[Rule, ...] = (
     (("hdds.scm.block.deletion.per-interval.max",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
     (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
-    (("hdds.datanode.volume.min.free.space",), lambda v: v >= 0, "must be >= 0"),
-    (("hdds.datanode.dir.du.reserved",), lambda v: v >= 0, "must be >= 0"),
-    (("hdds.container.close.threshold",), lambda v: v > 0, "must be > 0 (a fraction of the container size)"),
     (
         ("ozone.scm.block.size", "ozone.scm.container.size"),
         lambda b, c: b <= c,
@@ -65,14 +61,15 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def validate(conf: OzoneConfiguration) -> None:
-    """Raises one ConfigError listing every broken rule, so an operator fixes them in one pass.
+def validate(conf: OzoneConfiguration, rules: Iterable[Rule] = RULES) -> None:
+    """Raises one ConfigError listing every broken rule, so an operator fixes them in one pass. `rules`: a
+    component's own, where its settings are built (the datanode's: datanode/settings.py).
 
     A key that broke a rule is not checked by later rules, which would only repeat the same mistake.
     """
     problems: list[str] = []
     broken: set[str] = set()
-    for names, predicate, rule in RULES:
+    for names, predicate, rule in rules:
         values: list[Any] = [conf.get(name) for name in names]
         if broken.intersection(names) or None in values or predicate(*values):
             continue

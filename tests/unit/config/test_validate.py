@@ -13,7 +13,6 @@ RM = "hdds.scm.replication."
 # (overrides breaking one rule, the key the message must name)
 VIOLATIONS = [
     ({"ozone.scm.heartbeat.thread.interval": "0"}, "ozone.scm.heartbeat.thread.interval"),
-    ({"hdds.heartbeat.interval": "0s"}, "hdds.heartbeat.interval"),
     ({"ozone.scm.stale.node.interval": "10m"}, "ozone.scm.stale.node.interval"),
     ({"ozone.scm.dead.node.interval": "4m"}, "ozone.scm.dead.node.interval"),
     ({RM + "event.timeout.datanode.offset": "-1m"}, RM + "event.timeout.datanode.offset"),
@@ -23,7 +22,6 @@ VIOLATIONS = [
     ({"hdds.scm.block.deletion.per-interval.max": "0"}, "hdds.scm.block.deletion.per-interval.max"),
     ({"ozone.scm.block.size": "0B"}, "ozone.scm.block.size"),
     ({"ozone.scm.container.size": "0"}, "ozone.scm.container.size"),
-    ({"hdds.container.close.threshold": "0"}, "hdds.container.close.threshold"),
     ({"ozone.scm.block.size": "6GB"}, "ozone.scm.container.size"),
     ({"ozone.scm.pipeline.owner.container.count": "0"}, "ozone.scm.pipeline.owner.container.count"),
     ({"ozone.scm.datanode.pipeline.limit": "-1"}, "ozone.scm.datanode.pipeline.limit"),
@@ -34,8 +32,6 @@ VIOLATIONS = [
     ({"hdds.scm.unknown-container.action": "IGNORE"}, "hdds.scm.unknown-container.action"),
     ({"ozone.client.checksum.type": "ADLER32"}, "ozone.client.checksum.type"),
     ({"ozone.scm.pipeline.destroy.timeout": "-1s"}, "ozone.scm.pipeline.destroy.timeout"),
-    ({"hdds.datanode.volume.min.free.space": "-1GB"}, "hdds.datanode.volume.min.free.space"),
-    ({"hdds.datanode.dir.du.reserved": "-1"}, "hdds.datanode.dir.du.reserved"),
 ]
 
 

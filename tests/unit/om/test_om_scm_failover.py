@@ -13,7 +13,8 @@ from typing import Any
 from pyozone.cli.main import main
 from pyozone.common.net import HostPort
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.xceiver.allocations import ScmContainerLookup, scm_lookup_nodes
+from pyozone.datanode.daemon import scm_lookup_nodes
+from pyozone.datanode.xceiver.allocations import ScmContainerLookup
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE, BlockID
 from pyozone.om.scm import GrpcScm
