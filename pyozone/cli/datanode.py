@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the daemon pulls in RPC servers and storage that other commands do not need.
     from pyozone.datanode.daemon import run_datanode
     from pyozone.datanode.errors import DatanodeError
-    from pyozone.datanode.identity import identity_dir, ratis_storage_dir
+    from pyozone.datanode.settings import DatanodeSettings
 
+    settings = DatanodeSettings.from_conf(conf)  # refused before anything is logged or written
     details = {
         **configured(
             conf,
@@ -45,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
             "hdds.datanode.replication.port",
             "hdds.datanode.http-address",
         ),
-        "datanode.id dir": identity_dir(conf),
-        "hdds.container.ratis.datanode.storage.dir": ratis_storage_dir(conf),
+        "datanode.id dir": settings.storage.identity_dir(),
+        "hdds.container.ratis.datanode.storage.dir": settings.storage.ratis_storage_dir(),
     }
     try:
         with daemon_umask(conf), daemon_logging("HddsDatanodeService", conf, details):
-            return run_datanode(conf)
+            return run_datanode(conf, settings)
     except DatanodeError as e:
         raise CLIError(str(e)) from None

@@ -17,17 +17,17 @@ from pathlib import Path
 from pyozone.cluster.layout import ClusterState
 from pyozone.config import OzoneConfiguration
 from pyozone.config.site import load_configuration
-from pyozone.datanode.storage.volume import (
+from pyozone.datanode.settings import (
+    CONTAINER_SIZE_KEY,
     MIN_FREE_SPACE_KEY,
     MIN_FREE_SPACE_PERCENT_KEY,
-    HddsVolume,
-    MinFreeSpace,
+    DatanodeSettings,
+    SpaceSettings,
 )
+from pyozone.datanode.storage.volume import HddsVolume
 from pyozone.protocol.admin_records import DatanodeListing
 
 DATA_DIRS_KEY = "hdds.datanode.dir"
-CONTAINER_SIZE_KEY = "ozone.scm.container.size"
-RESERVED_KEY = "hdds.datanode.dir.du.reserved"
 GB = 1 << 30
 
 HOW_TO_FIX = (
@@ -83,23 +83,23 @@ def _existing(path: Path) -> Path:
 
 
 def datanode_disks(state: ClusterState) -> list[Disk]:
-    """The filesystems under every datanode's data volumes, as each datanode's configuration names them."""
-    by_device: dict[int, tuple[Path, int, OzoneConfiguration]] = {}
+    """The filesystems under every datanode's data volumes, as each datanode's settings name them (a
+    ConfigError names every datanode rule its configuration breaks)."""
+    by_device: dict[int, tuple[Path, int, SpaceSettings]] = {}
     for daemon in state.datanodes():
         overrides = {DATA_DIRS_KEY: d} if (d := daemon.define(DATA_DIRS_KEY)) else {}
-        conf = load_configuration(Path(state.conf_dir), overrides)
-        for raw in (conf.get(DATA_DIRS_KEY) or "").split(","):
-            if raw.strip():
-                where = _existing(Path(raw.strip()))
-                device = where.stat().st_dev
-                first, count, _ = by_device.get(device, (where, 0, conf))
-                by_device[device] = (first, count + 1, conf)
+        settings = DatanodeSettings.from_conf(load_configuration(Path(state.conf_dir), overrides))
+        for data_dir in settings.storage.data_dirs:
+            where = _existing(data_dir)
+            device = where.stat().st_dev
+            first, count, _ = by_device.get(device, (where, 0, settings.space))
+            by_device[device] = (first, count + 1, settings.space)
     disks = []
-    for where, count, conf in by_device.values():
-        volume = HddsVolume(where, 0o700, conf.get(RESERVED_KEY), min_free=MinFreeSpace.from_conf(conf))
+    for where, count, space in by_device.values():
+        volume = HddsVolume(where, 0o700, space.reserved_bytes, min_free=space.min_free)
         report = volume.report()
         disks.append(
-            Disk(where, count, report.remaining, report.free_space_to_spare, conf.get(CONTAINER_SIZE_KEY))
+            Disk(where, count, report.remaining, report.free_space_to_spare, space.container_size_bytes)
         )
     return disks
 
@@ -131,5 +131,6 @@ def space_warning(disks: Sequence[Disk]) -> str | None:
 def nodes_without_room(nodes: Sequence[DatanodeListing], conf: OzoneConfiguration) -> list[str]:
     """The datanodes SCM lists whose free space is not more than a container above their floor (the
     listing carries no committed bytes: a new cluster has none)."""
-    floor, size = MinFreeSpace.from_conf(conf), conf.get(CONTAINER_SIZE_KEY)
+    space = DatanodeSettings.from_conf(conf).space
+    floor, size = space.min_free, space.container_size_bytes
     return [n.details.hostname for n in nodes if n.remaining - floor.floor(n.capacity) <= size]

@@ -1,8 +1,8 @@
 """Cross-key and range rules Ozone enforces at startup; each rule is one row of a rules table.
 
-The rows here are those of every process (durations, the datanode's and the client's); SCM's rows sit
-next to the fields of its settings groups (pyozone/scm/settings.py collects them) and run through the
-same `broken_rules` when SCM builds its settings.
+The rows here are those of every process (durations; the heartbeat interval, which SCM and the datanodes
+both read). A component's own rows sit next to the fields of its settings (pyozone/scm/settings.py,
+pyozone/datanode/settings.py) and run through the same `broken_rules` where those settings are built.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ Rule = tuple[tuple[str, ...], Callable[..., bool], str]
 RULES: tuple[Rule, ...] = (
     *(((k.name,), lambda v: v >= 0, "must not be negative") for k in KEYS if k.kind is Kind.DURATION),
     (("hdds.heartbeat.interval",), lambda v: v > 0, "must be > 0"),
-    (("hdds.datanode.volume.min.free.space",), lambda v: v >= 0, "must be >= 0"),
-    (("hdds.datanode.dir.du.reserved",), lambda v: v >= 0, "must be >= 0"),
-    (("hdds.container.close.threshold",), lambda v: v > 0, "must be > 0 (a fraction of the container size)"),
 )
 
 

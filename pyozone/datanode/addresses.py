@@ -12,30 +12,14 @@ from __future__ import annotations
 import socket
 from collections.abc import Sequence
 
-from pyozone.common.net import ANY, HostPort, is_loopback, parse_host_port, scm_datanode_address
-from pyozone.common.scm_ha import scm_service_id, scm_service_nodes
-from pyozone.config import OzoneConfiguration
+from pyozone.common.net import ANY, HostPort, is_loopback
 
 LOOPBACK = "127.0.0.1"
 
 
-def _scm_hosts(conf: OzoneConfiguration) -> list[str]:
-    service = scm_service_id(conf)
-    if service is not None:
-        return [node.host for node in scm_service_nodes(conf, service)]
-    hosts = []
-    if conf.get("ozone.scm.datanode.address"):
-        hosts.append(scm_datanode_address(conf).host)
-    for name in str(conf.get("ozone.scm.names") or "").split(","):
-        if name.strip():
-            hosts.append(parse_host_port(name, 0, "ozone.scm.names").host)
-    return hosts
-
-
-def bind_host(conf: OzoneConfiguration) -> str:
-    """127.0.0.1 when every configured SCM address is loopback, else 0.0.0.0."""
-    hosts = _scm_hosts(conf)
-    return LOOPBACK if hosts and all(is_loopback(h) for h in hosts) else ANY
+def bind_host(scm_hosts: Sequence[str]) -> str:
+    """127.0.0.1 when every configured SCM host (the daemon's `scm_hosts`) is loopback, else 0.0.0.0."""
+    return LOOPBACK if scm_hosts and all(is_loopback(h) for h in scm_hosts) else ANY
 
 
 def advertised_ip(scms: Sequence[HostPort], bound_host: str) -> str:

@@ -18,40 +18,20 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 
-from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import QueueLimits
 from pyozone.hdds.commands import (
     SCMCommand,
     is_low_priority_replication,
 )
-from pyozone.hdds.replication_limits import out_of_service_factor, out_of_service_limit
+from pyozone.hdds.replication_limits import out_of_service_limit
 from pyozone.hdds.states import SCMCommandType
 
 REPLICATION_TYPES = frozenset(
     {SCMCommandType.replicateContainerCommand, SCMCommandType.reconstructECContainersCommand}
 )
 """Long-running copies: they share the replication workers; every other command runs in arrival order."""
-
-
-@dataclass(frozen=True, slots=True)
-class QueueLimits:
-    replication_streams: int
-    replication_queue: int
-    out_of_service_factor: float
-    per_type: Mapping[SCMCommandType, int]  # most commands of a type waiting (not yet running)
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> QueueLimits:
-        return cls(
-            replication_streams=conf.get("hdds.datanode.replication.streams.limit"),
-            replication_queue=conf.get("hdds.datanode.replication.queue.limit"),
-            out_of_service_factor=out_of_service_factor(conf),
-            per_type={
-                SCMCommandType.deleteBlocksCommand: conf.get("hdds.datanode.block.delete.queue.limit"),
-            },
-        )
 
 
 class WaitingCommands:

@@ -25,47 +25,48 @@ from typing import Any
 from pyozone import rpc
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
-from pyozone.common.net import HostPort, address
+from pyozone.common.net import HostPort, address, parse_host_port, scm_client_address, scm_datanode_address
+from pyozone.common.scm_ha import scm_service_id, scm_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
 from pyozone.common.web.metrics import MetricsSystem
-from pyozone.common.web.ops import administrators_only
+from pyozone.common.web.ops import administrators_only, readers_only
 from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import metadata_dir
 from pyozone.datanode.addresses import ANY, advertised_ip, bind_host
-from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.commands import CommandContext, build_handlers
 from pyozone.datanode.commands.replicate import Push
-from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
 from pyozone.datanode.datastream import DatastreamServer
 from pyozone.datanode.errors import DatanodeError
-from pyozone.datanode.identity import IdentityStore, identity_dir, ratis_storage_dir
+from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.metrics import DatanodeMetrics
 from pyozone.datanode.pipelines import PipelineSet
-from pyozone.datanode.ratis import PipelineGroups, PipelineRaftConfig, blocks_in_logs
+from pyozone.datanode.ratis import PipelineGroups, blocks_in_logs
 from pyozone.datanode.replication.push import push_container
 from pyozone.datanode.replication.service import SERVER_SETTINGS as REPLICATION_SERVER_SETTINGS
 from pyozone.datanode.replication.service import ReplicationService, add_replication_service
 from pyozone.datanode.reports import PendingReports, Periodic
 from pyozone.datanode.scanner_service import ContainerScannerService, RecoveringScrubService
-from pyozone.datanode.scm_connections import ScmConnections, scm_datanode_nodes
-from pyozone.datanode.scm_endpoint import Intervals, until_stopped
+from pyozone.datanode.scm_connections import ScmConnections
+from pyozone.datanode.scm_endpoint import until_stopped
+from pyozone.datanode.settings import DatanodeSettings
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.witnessed import WitnessedContainers
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.volume_monitor import VolumeMonitor
 from pyozone.datanode.web import UI, datanode_api
 from pyozone.datanode.xceiver.allocations import (
+    LOOKUP_FAILOVER_S,
     ContainerAllocations,
     ContainerLookup,
     ScmContainerLookup,
-    scm_lookup_nodes,
 )
 from pyozone.datanode.xceiver.dispatcher import Dispatcher
 from pyozone.datanode.xceiver.service import XceiverService, add_xceiver_service, xceiver_server
 from pyozone.datanode.xceiver.tokens import DatanodeTokens
+from pyozone.framework.scm_failover import ScmNodes
 from pyozone.hdds.messages import (
     ContainerAction,
     ContainerActionReason,
@@ -79,6 +80,7 @@ from pyozone.hdds.store import StoreError
 from pyozone.ratis_server.transport import RaftDivisions
 from pyozone.rpc.loop import run as run_loop
 from pyozone.security.cert_client import CertRenewer, daemon_tls
+from pyozone.security.secret_keys import SecretKeyCache
 
 log = logging.getLogger(__name__)
 
@@ -113,25 +115,33 @@ class Ports:
 class Datanode:
     """One datanode; `run(stop)` returns once `stop` is set and everything is shut down.
 
-    The components are attributes once `started` is set, so tests and tools can observe them.
+    The components are attributes once `started` is set, so tests and tools can observe them. This is the
+    datanode's edge: it alone reads the configuration, for what pyozone.common and pyozone.security
+    resolve (SCM's addresses, security, the web server); every component takes its group of `settings`.
     """
 
     def __init__(
-        self, conf: OzoneConfiguration, push: Push = push_container, lookup: ContainerLookup | None = None
+        self,
+        conf: OzoneConfiguration,
+        settings: DatanodeSettings,
+        push: Push = push_container,
+        lookup: ContainerLookup | None = None,
     ) -> None:
-        """`lookup`: SCM's record of a container a write would create (default: SCM's getContainer, once
-        the datanode has its certificate)."""
+        """`settings`: DatanodeSettings.from_conf(conf), built once by the caller (`pyozone datanode` builds
+        it before it logs anything); `lookup`: SCM's record of a container a write would create (default:
+        SCM's getContainer, once the datanode has its certificate)."""
         self.conf = conf
+        self.settings = settings
         self.metrics = MetricsSystem("HddsDatanode")
         self.dn_metrics = DatanodeMetrics(self.metrics)
         self.secure = security_enabled(conf)
         self.mtls = mtls_enabled(conf)  # refused here when it comes without security
         self.push = push
         self.lookup = lookup
-        self.identity = IdentityStore(conf)
+        self.identity = IdentityStore(settings.storage)
         self.scm_nodes = scm_datanode_nodes(conf)
         """The SCMs the datanode reports to: every SCM of the service, or the lone SCM."""
-        self.bind_host = bind_host(conf)
+        self.bind_host = bind_host(scm_hosts(conf))
         self.certificate: TlsStore | None = None
         """The datanode's certificate (ozone.security.enabled); `tls` is it when hdds.grpc.tls.enabled."""
         self.tls: TlsStore | None = None
@@ -167,7 +177,6 @@ class Datanode:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Raises DatanodeError for what the datanode cannot run with (wrong cluster, no usable disk)."""
-        intervals = Intervals.from_conf(self.conf)
         renewer = None
         if self.secure:
             self.phase = "waiting for a certificate"
@@ -176,7 +185,8 @@ class Datanode:
                 return
         if self.lookup is None:
             self.lookup = ScmContainerLookup(scm_lookup_nodes(self.conf), tls=self.tls)
-        self.tokens = DatanodeTokens.from_conf(self.conf, self.certificate)
+        secret_keys = functools.partial(SecretKeyCache.connect, self.conf)
+        self.tokens = DatanodeTokens.connect(self.settings.tokens, self.certificate, secret_keys)
         if self.tls is not None or self.tokens is not None:
             signer = self.tokens.signer if self.tokens is not None else None
             self.push = functools.partial(self.push, tls=self.tls, tokens=signer)
@@ -185,13 +195,13 @@ class Datanode:
                 self.metrics,
                 self.conf,
                 {"/ready": self._ready, "/health": self._health, "/traffic": self._traffic},
-                datanode_api(self),
+                datanode_api(self, readers_only(self.conf)),
                 UI,
                 administrators_only(self.conf),
             )
         )
         self.http_port = await self._start_http(http)  # pollers see 503, not a refused connection
-        scms = self.scm_connections = ScmConnections(self.scm_nodes, intervals, self.tls)
+        scms = self.scm_connections = ScmConnections(self.scm_nodes, self.settings.heartbeat, self.tls)
         log.info("datanode %s starting; SCM: %s", self.uuid, scms.describe())
         renewing = asyncio.create_task(renewer.run(stop), name="cert-renewer") if renewer else None
         try:
@@ -216,7 +226,7 @@ class Datanode:
     async def _obtain_certificate(self) -> CertRenewer:
         """The datanode's certificate from SCM's CA (waiting for SCM), named by the address it advertises
         and naming its UUID, with the renewer that keeps it valid."""
-        hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
+        hostname = self.settings.ports.hostname or socket.gethostname()
         hosts = service_hosts(advertised_ip(self.scm_addresses, self.bind_host), hostname)
         directory = metadata_dir(self.conf, "datanode", "its key pair and certificate")
         self.certificate = await asyncio.to_thread(
@@ -230,12 +240,12 @@ class Datanode:
     async def _run_storage(self, cluster_id: str, scms: ScmConnections, stop: asyncio.Event) -> None:
         self.phase = "loading volumes"
         loop = asyncio.get_running_loop()
-        limits = QueueLimits.from_conf(self.conf)
+        settings = self.settings
+        limits = settings.admission
         most_workers = out_of_service_limit(limits.replication_streams, limits.out_of_service_factor)
         executor = ThreadPoolExecutor(BASE_WORKERS + most_workers, thread_name_prefix="dn")
-        reserved = self.conf.get("hdds.datanode.dir.du.reserved")
         self.volumes = await loop.run_in_executor(
-            executor, lambda: VolumeSet(self.conf, self.uuid, cluster_id, reserved)
+            executor, lambda: VolumeSet(settings.storage, settings.space, self.uuid, cluster_id)
         )
         self.dn_metrics.attach(self.volumes.data_volumes)
         try:
@@ -244,39 +254,39 @@ class Datanode:
                 raise DatanodeError(f"datanode {self.uuid} has no healthy data volume ({reasons})")
             try:
                 self.witnessed = await loop.run_in_executor(
-                    executor, lambda: WitnessedContainers(identity_dir(self.conf))
+                    executor, lambda: WitnessedContainers(settings.storage.identity_dir())
                 )
-                logged = await loop.run_in_executor(executor, blocks_in_logs, ratis_storage_dir(self.conf))
+                ratis_dir = settings.storage.ratis_storage_dir()
+                logged = await loop.run_in_executor(executor, blocks_in_logs, ratis_dir)
                 self.containers = await loop.run_in_executor(
                     executor, lambda: ContainerSet(self.volumes, self.witnessed, logged=logged)
                 )
             except StoreError as e:
                 raise DatanodeError(str(e)) from None
-            self.reports = PendingReports(self.conf, scms=scms.names)
+            self.reports = PendingReports(settings.reports, scms=scms.names)
             self.volumes.on_full = self.reports.volume_full
             self.containers.on_change(self._replica_changed)
-            self.pipelines = PipelineSet(identity_dir(self.conf), self.uuid)
+            self.pipelines = PipelineSet(settings.storage.identity_dir(), self.uuid)
             assert self.lookup is not None  # set in run()
             self.dispatcher = Dispatcher(
                 self.containers,
                 self.uuid,
                 self._container_full,
-                self.conf.get(CLOSE_THRESHOLD_KEY),
+                settings.space.close_threshold,
                 ContainerAllocations(self.lookup, self.pipelines),
                 self.tokens.verifier if self.tokens is not None else None,
             )
-            raft_config = PipelineRaftConfig.from_conf(self.conf)
             divisions = RaftDivisions(
-                HostPort(self.bind_host, self.conf.get("hdds.container.ratis.ipc.port")),
-                self.tls, CertRole.DATANODE, raft_config.appender_queue_bytes,
+                HostPort(self.bind_host, settings.ports.ratis_port),
+                self.tls, CertRole.DATANODE, settings.ratis.appender_queue_bytes,
             )  # fmt: skip
             self.groups = PipelineGroups(
-                self.uuid, ratis_storage_dir(self.conf), self.dispatcher, executor,
-                self._pipeline_failed, raft_config, divisions, self._pipeline_leader_changed,
+                self.uuid, ratis_dir, self.dispatcher, executor,
+                self._pipeline_failed, settings.ratis, divisions, self._pipeline_leader_changed,
             )  # fmt: skip
             self.pipelines.leading = self.groups.leading
             self.queue = self._command_queue(executor)
-            self.scanner = ContainerScannerService(self.containers, self.conf, executor)
+            self.scanner = ContainerScannerService(self.containers, settings.scanner, executor)
             parts = (self.volumes, self.containers, self.pipelines, self.queue, self.scanner)
             self.dn_metrics.watch(*parts, self.dispatcher.ops.counts, self.groups.raft_statuses)
             await self._serve(cluster_id, scms, executor, stop)
@@ -293,9 +303,10 @@ class Datanode:
             self.containers, self.pipelines, self.identity, self.reports, executor, self._op_state_changed,
             self.groups, self.tls, self.tokens.signer if self.tokens is not None else None,
         )  # fmt: skip
-        limits = QueueLimits.from_conf(self.conf)
         in_service = self.identity.identity.persisted_op_state is NodeOperationalState.IN_SERVICE
-        return CommandQueue(build_handlers(ctx, self.push), limits, out_of_service=not in_service)
+        return CommandQueue(
+            build_handlers(ctx, self.push), self.settings.admission, out_of_service=not in_service
+        )
 
     async def _serve(
         self,
@@ -314,11 +325,12 @@ class Datanode:
             self.queue, self.dn_metrics.heartbeat,
         )  # fmt: skip
         datastream = self._datastream()
+        ports = self.settings.ports
         try:
             self.ports = Ports(
-                await self._serve_rpc(xceiver, "hdds.container.ipc.port"),
+                await self._serve_rpc(xceiver, ports.container_port, "hdds.container.ipc.port"),
                 await self._serve_raft(self.groups.divisions),
-                await self._serve_rpc(replication, "hdds.datanode.replication.port"),
+                await self._serve_rpc(replication, ports.replication_port, "hdds.datanode.replication.port"),
                 self.http_port,
                 self._listen(datastream),
             )
@@ -328,11 +340,11 @@ class Datanode:
             self.phase = "running"
             self.started.set()
             log.info("datanode %s serving on %s: %s", self.uuid, self.bind_host, self.ports.advertised())
-            check_interval_s = self.conf.get("hdds.node.report.interval") / 1000
+            check_interval_s = self.settings.reports.node_interval_ms / 1000
             monitor = VolumeMonitor(
                 self.volumes, self.containers, self.reports, executor, check_interval_s, self.groups.fail
             )
-            recovering = RecoveringScrubService(self.containers, self.conf, executor)
+            recovering = RecoveringScrubService(self.containers, self.settings.recovering, executor)
             background = {
                 "volume-monitor": monitor.run(stop),
                 "container-scanner": self.scanner.run(stop),
@@ -352,11 +364,13 @@ class Datanode:
             )
 
     def _datastream(self) -> DatastreamServer | None:
-        if not self.conf.get("hdds.container.ratis.datastream.enabled"):
+        ports = self.settings.ports
+        if not ports.datastream_enabled:
             return None
-        timeout_s = self.conf.get("hdds.ratis.raft.server.rpc.request.timeout") / 1000
-        port = self.conf.get("hdds.container.ratis.datastream.port")
-        return DatastreamServer(self.dispatcher, self.bind_host, port, timeout_s, tls=self.tls)
+        timeout_s = self.settings.ratis.request_timeout_ms / 1000
+        return DatastreamServer(
+            self.dispatcher, self.bind_host, ports.datastream_port, timeout_s, tls=self.tls
+        )
 
     def _listen(self, datastream: DatastreamServer | None) -> int:
         if datastream is None:
@@ -364,14 +378,13 @@ class Datanode:
         try:
             return datastream.start()
         except OSError as e:
-            target = f"{self.bind_host}:{self.conf.get('hdds.container.ratis.datastream.port')}"
+            target = f"{self.bind_host}:{self.settings.ports.datastream_port}"
             raise DatanodeError(
                 f"cannot listen on {target} (hdds.container.ratis.datastream.port): {e}"
             ) from None
 
-    async def _serve_rpc(self, server: rpc.Server, port_key: str) -> int:
+    async def _serve_rpc(self, server: rpc.Server, port: int, port_key: str) -> int:
         """Listens now so the advertised port is the real one (port 0 picks a free port)."""
-        port = self.conf.get(port_key)
         try:
             return await server.start(self.bind_host, port, self.tls)
         except OSError as e:
@@ -403,7 +416,7 @@ class Datanode:
             ) from None
 
     def _advertise(self, cluster_id: str) -> None:
-        hostname = self.conf.get("dfs.datanode.hostname") or socket.gethostname()
+        hostname = self.settings.ports.hostname or socket.gethostname()
         ip = advertised_ip(self.scm_addresses, self.bind_host)
         self.identity.update(
             hostname=hostname, ip_address=ip, ports=self.ports.advertised(), cluster_id=cluster_id
@@ -506,15 +519,54 @@ def _log_failure(task: asyncio.Task[None]) -> None:
         log.error("%s stopped: %r", task.get_name(), task.exception(), exc_info=task.exception())
 
 
-async def serve(conf: OzoneConfiguration) -> None:
+async def serve(conf: OzoneConfiguration, settings: DatanodeSettings) -> None:
     """The process: a datanode until SIGTERM or SIGINT."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await Datanode(conf).run(stop)
+    await Datanode(conf, settings).run(stop)
 
 
-def run_datanode(conf: OzoneConfiguration) -> int:
-    run_loop(serve(conf))
+def run_datanode(conf: OzoneConfiguration, settings: DatanodeSettings) -> int:
+    run_loop(serve(conf, settings))
     return 0
+
+
+# ---------------------------------------------------------------------- SCM's addresses (configuration)
+def scm_datanode_nodes(conf: OzoneConfiguration) -> ScmNodes:
+    """The SCMs a datanode reports to: every SCM of the service at its datanode port
+    (`ozone.scm.datanode.port[.SERVICE.NODE]`), else the lone SCM (`ozone.scm.datanode.address`, else the
+    first of `ozone.scm.names`)."""
+    return ScmNodes.from_conf(conf, lambda n: n.datanode_address, scm_datanode_address)
+
+
+def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
+    """SCM's client port: ozone.scm.client.address or ozone.scm.names, else the host the datanode
+    reaches SCM on (ozone.scm.datanode.address) with ozone.scm.client.port."""
+    if conf.get("ozone.scm.client.address") or conf.get("ozone.scm.names"):
+        return scm_client_address(conf)
+    return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
+
+
+def scm_lookup_nodes(conf: OzoneConfiguration) -> ScmNodes:
+    """The SCMs of the datanode's SCM service at their client ports (failing over between them for at
+    most LOOKUP_FAILOVER_S), else the lone SCM at `scm_lookup_address`: where ScmContainerLookup asks."""
+    return ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address).waiting_at_most(
+        LOOKUP_FAILOVER_S
+    )
+
+
+def scm_hosts(conf: OzoneConfiguration) -> list[str]:
+    """Every configured SCM host (a service's SCMs; else ozone.scm.datanode.address's and every one of
+    ozone.scm.names), from which `addresses.bind_host` decides where the datanode listens."""
+    service = scm_service_id(conf)
+    if service is not None:
+        return [node.host for node in scm_service_nodes(conf, service)]
+    hosts = []
+    if conf.get("ozone.scm.datanode.address"):
+        hosts.append(scm_datanode_address(conf).host)
+    for name in str(conf.get("ozone.scm.names") or "").split(","):
+        if name.strip():
+            hosts.append(parse_host_port(name, 0, "ozone.scm.names").host)
+    return hosts

@@ -18,8 +18,8 @@ from typing import Any
 
 from pyozone import __version__
 from pyozone.common.fsutil import atomic_write
-from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.errors import DatanodeError
+from pyozone.datanode.settings import StorageSettings
 from pyozone.hdds.datanode import DatanodeDetails
 from pyozone.hdds.states import NodeOperationalState
 from pyozone.hdds.version_file import parse_properties
@@ -87,31 +87,12 @@ class DatanodeIdentity:
             raise DatanodeError(f"{source}: corrupt datanode identity ({type(e).__name__}: {e})") from None
 
 
-def identity_dir(conf: OzoneConfiguration) -> Path:
-    """ozone.scm.datanode.id.dir, else the first of ozone.metadata.dirs (as Ozone's getDatanodeIdFilePath)."""
-    configured = conf.get("ozone.scm.datanode.id.dir")
-    if configured:
-        return Path(configured)
-    metadata = [d.strip() for d in (conf.get("ozone.metadata.dirs") or "").split(",") if d.strip()]
-    if not metadata:
-        raise ConfigError("ozone.metadata.dirs: not set, and ozone.scm.datanode.id.dir neither")
-    return Path(metadata[0])
-
-
-def ratis_storage_dir(conf: OzoneConfiguration) -> Path:
-    """Where pipeline logs live: hdds.container.ratis.datanode.storage.dir, else `ratis` in the datanode id
-    directory (Ozone's default is `ratis` in ozone.metadata.dirs; the two agree unless
-    ozone.scm.datanode.id.dir is set, and older pyozone datanodes kept their logs there)."""
-    configured = conf.get("hdds.container.ratis.datanode.storage.dir")
-    return Path(configured) if configured else identity_dir(conf) / "ratis"
-
-
-def _volume_versions(conf: OzoneConfiguration) -> list[dict[str, str]]:
+def _volume_versions(data_dirs: tuple[Path, ...]) -> list[dict[str, str]]:
     """The VERSION files already on the data volumes, read without changing anything."""
     found = []
-    for root in (d.strip() for d in (conf.get("hdds.datanode.dir") or "").split(",") if d.strip()):
+    for root in data_dirs:
         try:
-            found.append(parse_properties((Path(root) / "hdds" / "VERSION").read_text("latin-1")))
+            found.append(parse_properties((root / "hdds" / "VERSION").read_text("latin-1")))
         except OSError:
             continue
     return found
@@ -120,9 +101,10 @@ def _volume_versions(conf: OzoneConfiguration) -> list[dict[str, str]]:
 class IdentityStore:
     """datanode.id on disk and the identity in memory; every change is persisted before it is used."""
 
-    def __init__(self, conf: OzoneConfiguration) -> None:
-        self.path = identity_dir(conf) / ID_FILE
-        self._conf = conf
+    def __init__(self, storage: StorageSettings) -> None:
+        """ConfigError when neither ozone.scm.datanode.id.dir nor ozone.metadata.dirs is set."""
+        self.path = storage.identity_dir() / ID_FILE
+        self._data_dirs = storage.data_dirs
         self._lock = threading.Lock()
         self.is_new = not self.path.exists()
         self.identity = self._load()
@@ -136,7 +118,7 @@ class IdentityStore:
             return DatanodeIdentity.from_json(raw, self.path)
         # A lost datanode.id next to volumes that name their datanode: keep that name, or every volume
         # would be refused as another datanode's.
-        owners = {v["datanodeUuid"] for v in _volume_versions(self._conf) if v.get("datanodeUuid")}
+        owners = {v["datanodeUuid"] for v in _volume_versions(self._data_dirs) if v.get("datanodeUuid")}
         if len(owners) == 1:
             node_id = owners.pop()
             log.warning("%s is missing; reusing uuid %s found on the data volumes", self.path, node_id)
@@ -152,7 +134,7 @@ class IdentityStore:
         """The cluster this datanode already belongs to: from datanode.id, else from its volumes."""
         if self.identity.cluster_id:
             return self.identity.cluster_id
-        clusters = [v["clusterID"] for v in _volume_versions(self._conf) if v.get("clusterID")]
+        clusters = [v["clusterID"] for v in _volume_versions(self._data_dirs) if v.get("clusterID")]
         return clusters[0] if clusters else None
 
     def check_cluster(self, scm_cluster_id: str, scm_address: str) -> None:

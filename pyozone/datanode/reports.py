@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import ReportSettings
 from pyozone.hdds.messages import CommandStatusReport, ContainerAction, ContainerReplicaReport, PipelineAction
 from pyozone.hdds.states import CommandStatus
 
@@ -35,8 +35,6 @@ class Periodic(Enum):
     PIPELINES = "hdds.pipeline.report.interval"
 
 
-STATUS_INTERVAL_KEY = "hdds.command.status.report.interval"
-HEARTBEAT_INTERVAL_KEY = "hdds.heartbeat.interval"
 LONE_SCM = ""
 """The outbox of a datanode reporting to one SCM."""
 MAX_INCREMENTAL = 10_000
@@ -97,14 +95,19 @@ class _Outbox:
 class PendingReports:
     def __init__(
         self,
-        conf: OzoneConfiguration,
+        settings: ReportSettings,
         clock: Callable[[], float] = time.monotonic,
         scms: Iterable[str] = (LONE_SCM,),
     ) -> None:
         """`scms`: the outboxes, one per SCM the datanode reports to (by node id; LONE_SCM for a lone SCM)."""
-        self._intervals_s = {p: conf.get(p.value) / 1000 for p in Periodic}
-        self._status_interval_s = conf.get(STATUS_INTERVAL_KEY) / 1000
-        self._full_volume_throttle_s = conf.get(HEARTBEAT_INTERVAL_KEY) / 1000
+        intervals_ms = {
+            Periodic.NODE: settings.node_interval_ms,
+            Periodic.CONTAINERS: settings.container_interval_ms,
+            Periodic.PIPELINES: settings.pipeline_interval_ms,
+        }
+        self._intervals_s = {p: ms / 1000 for p, ms in intervals_ms.items()}
+        self._status_interval_s = settings.command_status_interval_ms / 1000
+        self._full_volume_throttle_s = settings.full_volume_interval_ms / 1000
         self._clock = clock
         self._lock = threading.Lock()
         now = clock()

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
-from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import RecoveringScrubSettings, ScannerSettings
 from pyozone.datanode.storage import (
     ContainerError,
     ContainerScanner,
@@ -36,10 +36,6 @@ from pyozone.datanode.storage.scanner import SCANNABLE
 from pyozone.hdds.states import ReplicaState
 
 log = logging.getLogger(__name__)
-
-ENABLED_KEY = "hdds.container.scrub.enabled"
-INTERVAL_KEY = "hdds.container.scrub.data.scan.interval"
-BANDWIDTH_KEY = "hdds.container.scrub.volume.bytes.per.second"
 
 
 class ScanHalted(Exception):
@@ -68,12 +64,12 @@ class ScanProgress:
 
 
 class ContainerScannerService:
-    def __init__(self, containers: ContainerSet, conf: OzoneConfiguration, executor: Executor) -> None:
+    def __init__(self, containers: ContainerSet, settings: ScannerSettings, executor: Executor) -> None:
         self.containers = containers
         self.executor = executor
-        self.enabled: bool = conf.get(ENABLED_KEY)
-        self.interval_s: float = conf.get(INTERVAL_KEY) / 1000
-        self.bytes_per_second: int = conf.get(BANDWIDTH_KEY)
+        self.enabled = settings.enabled
+        self.interval_s = settings.data_scan_interval_ms / 1000
+        self.bytes_per_second = settings.volume_bytes_per_second
         self.progress = ScanProgress()
         self._halt = threading.Event()
 
@@ -89,7 +85,7 @@ class ContainerScannerService:
     async def run(self, stop: asyncio.Event) -> None:
         """Scans every interval until `stop` is set; returns at once (after stop) when disabled."""
         if not self.enabled:
-            log.info("container scanner disabled (%s=false)", ENABLED_KEY)
+            log.info("container scanner disabled (hdds.container.scrub.enabled=false)")
             await stop.wait()
             return
         log.info("container scanner every %.1fs at %d B/s per volume", self.interval_s, self.bytes_per_second)
@@ -161,21 +157,19 @@ class ContainerScannerService:
         progress.unhealthy_found += not result.healthy
 
 
-RECOVERING_INTERVAL_KEY = "hdds.datanode.recovering.container.scrubbing.service.interval"
-RECOVERING_TIMEOUT_KEY = "ozone.recovering.container.timeout"
-
-
 class RecoveringScrubService:
     """Deletes RECOVERING replicas older than ozone.recovering.container.timeout, every
     hdds.datanode.recovering.container.scrubbing.service.interval (Ozone's
     StaleRecoveringContainerScrubbingService): an EC reconstruction whose coordinator died never closes
     its targets, and SCM, which never heard of them, would never delete them."""
 
-    def __init__(self, containers: ContainerSet, conf: OzoneConfiguration, executor: Executor) -> None:
+    def __init__(
+        self, containers: ContainerSet, settings: RecoveringScrubSettings, executor: Executor
+    ) -> None:
         self.containers = containers
         self.executor = executor
-        self.interval_s: float = conf.get(RECOVERING_INTERVAL_KEY) / 1000
-        self.timeout_s: float = conf.get(RECOVERING_TIMEOUT_KEY) / 1000
+        self.interval_s = settings.interval_ms / 1000
+        self.timeout_s = settings.timeout_ms / 1000
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

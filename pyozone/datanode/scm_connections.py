@@ -19,24 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyozone.common.net import HostPort, scm_datanode_address
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import LONE_SCM, PendingReports
-from pyozone.datanode.scm_endpoint import HeartbeatLoop, Intervals, ScmEndpoint, fetch_version
+from pyozone.datanode.scm_endpoint import HeartbeatLoop, ScmEndpoint, fetch_version
+from pyozone.datanode.settings import HeartbeatSettings
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.framework.scm_failover import ScmNodes
 from pyozone.protocol import VersionResponse
-
-
-def scm_datanode_nodes(conf: OzoneConfiguration) -> ScmNodes:
-    """The SCMs a datanode reports to: every SCM of the service at its datanode port
-    (`ozone.scm.datanode.port[.SERVICE.NODE]`), else the lone SCM (`ozone.scm.datanode.address`, else the
-    first of `ozone.scm.names`)."""
-    return ScmNodes.from_conf(conf, lambda n: n.datanode_address, scm_datanode_address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +40,11 @@ class _Scm:
 
 
 class ScmConnections:
-    def __init__(self, nodes: ScmNodes, intervals: Intervals, tls: TlsStore | None = None) -> None:
-        self.intervals = intervals
+    def __init__(self, nodes: ScmNodes, heartbeat: HeartbeatSettings, tls: TlsStore | None = None) -> None:
+        """`nodes`: the SCMs the datanode reports to, resolved by the daemon (`scm_datanode_nodes`)."""
+        self.heartbeat = heartbeat
         self._scms = tuple(
-            _Scm(e.node_id or LONE_SCM, ScmEndpoint(e.address, intervals, tls)) for e in nodes.endpoints
+            _Scm(e.node_id or LONE_SCM, ScmEndpoint(e.address, heartbeat, tls)) for e in nodes.endpoints
         )
         self.loops: tuple[HeartbeatLoop, ...] = ()
         self._versioned: str | None = None
@@ -100,7 +94,7 @@ class ScmConnections:
         self.loops = tuple(
             HeartbeatLoop(
                 s.endpoint,
-                self.intervals,
+                self.heartbeat,
                 cluster_id,
                 identity,
                 volumes,

@@ -14,18 +14,17 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyozone import __version__, rpc
 from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.command_queue import CommandQueue
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.reports import LONE_SCM, Outgoing, PendingReports, Periodic
+from pyozone.datanode.settings import HeartbeatSettings
 from pyozone.datanode.storage import ContainerSet, VolumeSet
 from pyozone.datanode.storage.volume import LAYOUT_VERSION
 from pyozone.hdds.commands import ReregisterCommand
@@ -55,21 +54,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DATANODE_LAYOUT = LayoutVersion(LAYOUT_VERSION, LAYOUT_VERSION)
-
-
-@dataclass(frozen=True, slots=True)
-class Intervals:
-    heartbeat_s: float
-    initial_s: float  # until registered, and the first retry delay when SCM does not answer
-    rpc_timeout_s: float
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> Intervals:
-        return cls(
-            conf.get("hdds.heartbeat.interval") / 1000,
-            conf.get("hdds.heartbeat.initial-interval") / 1000,
-            conf.get("ozone.scm.heartbeat.rpc-timeout") / 1000,
-        )
 
 
 async def wait_or_stop(stop: asyncio.Event, seconds: float, wake: asyncio.Event | None = None) -> None:
@@ -105,10 +89,10 @@ class ScmEndpoint:
     failure of a run of them (and, later, the recovery). The channel reconnects by itself, its backoff
     capped at a second, and a renewed certificate is used by its next connection."""
 
-    def __init__(self, address: HostPort, intervals: Intervals, tls: TlsStore | None = None) -> None:
+    def __init__(self, address: HostPort, heartbeat: HeartbeatSettings, tls: TlsStore | None = None) -> None:
         """`tls`: the datanode's certificate, when hdds.grpc.tls.enabled."""
         self.address = address
-        self._intervals = intervals
+        self._heartbeat = heartbeat
         self._channel = rpc.Channel(
             address, rpc.ChannelSettings(MAX_HEARTBEAT_MESSAGE_BYTES), tls, CertRole.SCM
         )
@@ -119,7 +103,7 @@ class ScmEndpoint:
     async def call(self, method: str, request: Any) -> Any | None:
         call = getattr(self._stub, method)
         try:
-            response = await call(request, timeout=self._intervals.rpc_timeout_s)
+            response = await call(request, timeout=self._heartbeat.rpc_timeout_ms / 1000)
         except rpc.RpcError as e:
             self._failures += 1
             if self._reachable is not False:
@@ -135,12 +119,12 @@ class ScmEndpoint:
         return response
 
     def _max_delay(self) -> float:
-        return max(self._intervals.heartbeat_s, self._intervals.initial_s)
+        return max(self._heartbeat.interval_ms, self._heartbeat.initial_interval_ms) / 1000
 
     def retry_delay(self) -> float:
         """initial interval, doubling per consecutive failure, capped at the heartbeat interval."""
         exponent = min(max(0, self._failures - 1), 30)
-        return min(self._intervals.initial_s * 2**exponent, self._max_delay())
+        return min(self._heartbeat.initial_interval_ms / 1000 * 2**exponent, self._max_delay())
 
     async def close(self) -> None:
         await self._channel.close()
@@ -178,7 +162,7 @@ class HeartbeatLoop:
     def __init__(
         self,
         endpoint: ScmEndpoint,
-        intervals: Intervals,
+        heartbeat: HeartbeatSettings,
         cluster_id: str,
         identity: IdentityStore,
         volumes: VolumeSet,
@@ -195,7 +179,7 @@ class HeartbeatLoop:
         self.endpoint = endpoint
         self.scm = scm
         self.version_checked = version_checked
-        self.intervals = intervals
+        self.heartbeat = heartbeat
         self.cluster_id = cluster_id
         self.identity = identity
         self.volumes = volumes
@@ -226,7 +210,7 @@ class HeartbeatLoop:
             if not ok:
                 await wait_or_stop(stop, self.endpoint.retry_delay())
             elif self.registered:  # else a reregister command arrived: register again at once
-                await wait_or_stop(stop, self.intervals.heartbeat_s, self._wake)
+                await wait_or_stop(stop, self.heartbeat.interval_ms / 1000, self._wake)
 
     # ------------------------------------------------------------------ registration
     async def _check_version(self) -> bool:

@@ -16,10 +16,9 @@ from dataclasses import replace
 from itertools import count
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.command_admission import QueueLimits
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY, check_close_threshold, fills_up
-from pyozone.datanode.pipeline_raft import PipelineRaftConfig
 from pyozone.datanode.reports import PendingReports, Periodic
+from pyozone.datanode.settings import DatanodeSettings
 from pyozone.hdds.block import AllocatedBlock, ExcludeList
 from pyozone.hdds.clock import ManualClock
 from pyozone.hdds.datanode import DatanodeDetails
@@ -60,7 +59,8 @@ class SimCluster:
         self.rng = random.Random(seed)
         self.tick_ms = tick_ms
         self.disk_capacity = disk_capacity
-        self.heartbeat_ms: int = self.conf.get("hdds.heartbeat.interval")
+        self.datanode_settings = DatanodeSettings.from_conf(self.conf)
+        self.heartbeat_ms = self.datanode_settings.heartbeat.interval_ms
         self._racks: dict[str, str] = {}
         self.datanodes: dict[str, SimDatanode] = {}
         self._reports: dict[str, PendingReports] = {}  # each datanode process's report cadence
@@ -72,8 +72,8 @@ class SimCluster:
         self.scm = self._new_scm()
         self.container_size = self.settings.container.size_bytes
         self._close_threshold = check_close_threshold(self.conf.get(CLOSE_THRESHOLD_KEY))
-        self._queue_limits = QueueLimits.from_conf(self.conf)
-        self._pipeline_raft = PipelineRaftConfig.from_conf(self.conf).settings(suggested_leader=False)
+        self._queue_limits = self.datanode_settings.admission
+        self._pipeline_raft = self.datanode_settings.ratis.settings(suggested_leader=False)
         self._members: dict[str, tuple[str, ...]] = {}  # pipeline id -> members, as the datanodes hold it
         self._pipelines_of: dict[str, set[str]] = {}  # datanode -> pipelines naming it
         self._disturbed: set[str] = set()  # datanodes dead, paused or cut off: their pipelines are watched
@@ -249,7 +249,9 @@ class SimCluster:
     def _start_process(self, node: SimDatanode) -> None:
         """A datanode process starts: the daemon's command queue rules and report cadence, on virtual time."""
         node.start_process(self._queue_limits)
-        self._reports[node.uuid] = PendingReports(self.conf, clock=lambda: self.clock.now_ms() / 1000)
+        self._reports[node.uuid] = PendingReports(
+            self.datanode_settings.reports, clock=lambda: self.clock.now_ms() / 1000
+        )
 
     def _heartbeat(self, dn: str) -> None:
         node = self.datanodes[dn]

@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pyozone.common.net import parse_host_port
-from pyozone.datanode.pipeline_raft import ELECTION_SPREAD_MS, PipelineRaftConfig
+from pyozone.datanode.pipeline_raft import ELECTION_SPREAD_MS
 from pyozone.datanode.pipelines import Membership
 from pyozone.datanode.ratis.state_machine import ContainerStateMachine, logged_blocks
+from pyozone.datanode.settings import PipelineRaftConfig
 from pyozone.datanode.storage import ContainerError
 from pyozone.datanode.traffic import TRAFFIC
 from pyozone.datanode.xceiver.dispatcher import Refused
@@ -187,8 +188,8 @@ class PipelineGroup:
             return infos
         wait = min(LAST_MEMBER_WAIT * majority_took, LAST_MEMBER_WAIT_MAX_S)
         if is_put_small_file(request):  # a whole small key: answered once every replica has it
-            wait = self.config.request_timeout_s
-        wait = min(wait, self.config.request_timeout_s / 2 - majority_took)
+            wait = self.config.request_timeout_ms / 1000
+        wait = min(wait, self.config.request_timeout_ms / 1000 / 2 - majority_took)
         if wait <= 0 or not self._others_alive():
             return infos
         try:
@@ -220,7 +221,7 @@ class PipelineGroup:
             return refusal(request, LogResult.MALFORMED_REQUEST, str(e))
         level = WatchLevel.MAJORITY if watch.majority else WatchLevel.ALL
         try:
-            infos = await self.member.watch(watch.index, level, self.config.watch_timeout_s)
+            infos = await self.member.watch(watch.index, level, self.config.watch_timeout_ms / 1000)
         except NotLeaderError as e:
             return self._not_leader(request, e)
         except NotReplicatedError as e:

@@ -31,13 +31,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from pyozone.common.fsutil import atomic_write
-from pyozone.config import OzoneConfiguration
 from pyozone.config.dirs import private_dir
+from pyozone.datanode.settings import MinFreeSpace
 from pyozone.datanode.storage.chunk_io import UNCOUNTED, IOStats
 from pyozone.datanode.storage.volume_db import DBError, VolumeDB
 from pyozone.hdds.datanode import StorageReport
@@ -57,26 +56,6 @@ def out_of_space(error: BaseException) -> bool:
     if isinstance(error, OSError):
         return error.errno in _NO_SPACE
     return any(os.strerror(code) in str(error) for code in _NO_SPACE)
-
-
-MIN_FREE_SPACE_KEY = "hdds.datanode.volume.min.free.space"
-MIN_FREE_SPACE_PERCENT_KEY = "hdds.datanode.volume.min.free.space.percent"
-
-
-@dataclass(frozen=True, slots=True)
-class MinFreeSpace:
-    """The free space a data volume keeps: the larger of a size and a fraction of its capacity (Ozone's
-    DatanodeConfiguration.getMinFreeSpace; defaults 20GB and 0.02). Reported to SCM as freeSpaceToSpare."""
-
-    size: int = 0
-    fraction: float = 0.0
-
-    @classmethod
-    def from_conf(cls, conf: OzoneConfiguration) -> MinFreeSpace:
-        return cls(conf.get(MIN_FREE_SPACE_KEY), conf.get(MIN_FREE_SPACE_PERCENT_KEY))
-
-    def floor(self, capacity: int) -> int:
-        return max(self.size, int(capacity * self.fraction))
 
 
 NO_FLOOR = MinFreeSpace()

@@ -5,28 +5,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
-from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.config.dirs import METADATA_PERMISSIONS_KEY, dir_permissions
+from pyozone.datanode.settings import SpaceSettings, StorageSettings
 from pyozone.datanode.storage.errors import ContainerError, Result
-from pyozone.datanode.storage.volume import HddsVolume, MetadataVolume, MinFreeSpace
+from pyozone.datanode.storage.volume import HddsVolume, MetadataVolume
 from pyozone.hdds.datanode import NodeReport
 
 log = logging.getLogger(__name__)
-
-DATA_DIRS_KEY = "hdds.datanode.dir"
-METADATA_DIRS_KEY = "ozone.metadata.dirs"
-CONTAINER_SIZE_KEY = "ozone.scm.container.size"
-DATA_PERMISSIONS_KEY = "hdds.datanode.data.dir.permissions"
-
-
-def _dirs(conf: OzoneConfiguration, key: str) -> list[Path]:
-    value = conf.get(key)
-    dirs = list(dict.fromkeys(d.strip() for d in (value or "").split(",") if d.strip()))
-    if not dirs:
-        raise ConfigError(f"{key} is not set: a datanode needs at least one directory there")
-    return [Path(d) for d in dirs]
 
 
 class VolumeSet:
@@ -37,19 +22,16 @@ class VolumeSet:
     """
 
     def __init__(
-        self,
-        conf: OzoneConfiguration,
-        datanode_uuid: str,
-        cluster_id: str,
-        reserved_bytes: int = 0,
+        self, storage: StorageSettings, space: SpaceSettings, datanode_uuid: str, cluster_id: str
     ) -> None:
-        data_dirs, metadata_dirs = _dirs(conf, DATA_DIRS_KEY), _dirs(conf, METADATA_DIRS_KEY)
-        self.container_size: int = conf.get(CONTAINER_SIZE_KEY)
-        data_mode = dir_permissions(conf, DATA_PERMISSIONS_KEY)
-        metadata_mode = dir_permissions(conf, METADATA_PERMISSIONS_KEY)
-        min_free = MinFreeSpace.from_conf(conf)
-        self.data_volumes = [HddsVolume(d, data_mode, reserved_bytes, min_free=min_free) for d in data_dirs]
-        self.metadata_volumes = [MetadataVolume(d, metadata_mode) for d in metadata_dirs]
+        """ConfigError when hdds.datanode.dir or ozone.metadata.dirs names no directory."""
+        data_dirs, metadata_dirs = storage.data_volume_dirs(), storage.metadata_volume_dirs()
+        self.container_size = space.container_size_bytes
+        self.data_volumes = [
+            HddsVolume(d, storage.data_dir_mode, space.reserved_bytes, min_free=space.min_free)
+            for d in data_dirs
+        ]
+        self.metadata_volumes = [MetadataVolume(d, storage.metadata_dir_mode) for d in metadata_dirs]
         for volume in self.data_volumes:
             volume.load(cluster_id, datanode_uuid)
         for meta in self.metadata_volumes:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyozone.common.web.api import ApiHandler, NotFound, Query, Unavailable, guarded, paginate
 from pyozone.common.web.metrics import LATENCY_BUCKETS_S
-from pyozone.common.web.ops import readers_only
+from pyozone.common.web.ops import ReadCheck
 from pyozone.datanode.command_queue import DROPPED, FAILED, SUCCEEDED, CommandOutcome
 from pyozone.datanode.metrics import KINDS, NO_LATENCY, Latency
 from pyozone.datanode.pipelines import Membership
@@ -51,7 +51,8 @@ READERS_ONLY = (
 )
 
 
-def datanode_api(daemon: Datanode) -> dict[str, ApiHandler]:
+def datanode_api(daemon: Datanode, may_read: ReadCheck) -> dict[str, ApiHandler]:
+    """`may_read`: who may read (the daemon's readers_only, from ozone.administrators and its kin)."""
     api = _Api(daemon)
     handlers = {
         "/api/v1/overview": api.overview,
@@ -64,7 +65,7 @@ def datanode_api(daemon: Datanode) -> dict[str, ApiHandler]:
         "/api/v1/scanner": api.scanner,
         "/api/v1/latency": api.latency,
     }
-    return guarded(handlers, readers_only(daemon.conf), READERS_ONLY)
+    return guarded(handlers, may_read, READERS_ONLY)
 
 
 class _Api:

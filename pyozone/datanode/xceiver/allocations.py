@@ -38,9 +38,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyozone.common.net import HostPort, scm_client_address, scm_datanode_address
+from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import PipelineSet
 from pyozone.datanode.storage import ContainerError, Result
 from pyozone.framework.scm_admin import ContainerWithPipeline, ScmAdminClient
@@ -225,26 +224,10 @@ def _not_ec(info: ContainerInfo, container_id: int, replica_index: int) -> str:
     return ""
 
 
-def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:
-    """SCM's client port: ozone.scm.client.address or ozone.scm.names, else the host the datanode
-    reaches SCM on (ozone.scm.datanode.address) with ozone.scm.client.port."""
-    if conf.get("ozone.scm.client.address") or conf.get("ozone.scm.names"):
-        return scm_client_address(conf)
-    return HostPort(scm_datanode_address(conf).host, conf.get("ozone.scm.client.port"))
-
-
 LOOKUP_FAILOVER_S = 30.0
 """How long a write waits at most for an SCM of the service to lead and answer its lookup: the write holds
 a dispatcher thread meanwhile, where Ozone's clients of SCM (hdds.scmclient.max.retry.timeout) wait 10
 minutes."""
-
-
-def scm_lookup_nodes(conf: OzoneConfiguration) -> ScmNodes:
-    """The SCMs of the datanode's SCM service at their client ports (failing over between them for at
-    most LOOKUP_FAILOVER_S), else the lone SCM at `scm_lookup_address`."""
-    return ScmNodes.from_conf(conf, lambda n: n.client_address, scm_lookup_address).waiting_at_most(
-        LOOKUP_FAILOVER_S
-    )
 
 
 class ScmContainerLookup:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyozone.common.tls import TlsStore
-from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import TokenSettings
 from pyozone.hdds.clock import Clock, SystemClock
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.security.block_token import (
@@ -218,20 +218,22 @@ class DatanodeTokens:
     keys: SecretKeyCache
 
     @classmethod
-    def from_conf(cls, conf: OzoneConfiguration, certificate: TlsStore | None) -> DatanodeTokens | None:
+    def connect(
+        cls,
+        settings: TokenSettings,
+        certificate: TlsStore | None,
+        secret_keys: Callable[[TlsStore], SecretKeyCache],
+    ) -> DatanodeTokens | None:
         """None unless hdds.block.token.enabled or hdds.container.token.enabled, and the datanode has a
-        certificate (ozone.security.enabled: without it SCM has no secret keys)."""
-        block, container = (
-            bool(conf.get("hdds.block.token.enabled")),
-            bool(conf.get("hdds.container.token.enabled")),
-        )
-        if certificate is None or not (block or container):
+        certificate (ozone.security.enabled: without it SCM has no secret keys). `secret_keys`: the
+        daemon's SecretKeyCache.connect, reaching SCM with the certificate."""
+        if certificate is None or not settings.enabled:
             return None
-        keys = SecretKeyCache.connect(conf, certificate)
-        lifetime = conf.get("hdds.block.token.expiry.time")
+        keys = secret_keys(certificate)
+        block, container = settings.block_tokens, settings.container_tokens
         return cls(
             TokenVerifier(keys, block, container),
-            TokenSigner(keys, login_user(), lifetime, block, container),
+            TokenSigner(keys, login_user(), settings.block_token_lifetime_ms, block, container),
             keys,
         )
 

@@ -18,6 +18,7 @@ import pytest
 from pyozone import rpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.replication.service import INTRA_DATANODE
+from pyozone.datanode.settings import DatanodeSettings
 from pyozone.datanode.storage.container_set import ContainerSet
 from pyozone.datanode.storage.volume_set import VolumeSet
 from pyozone.hdds.ids import RATIS_THREE
@@ -219,8 +220,9 @@ def plant_unknown_container(cluster: LiveCluster, name: str, container_id: int) 
     conf = OzoneConfiguration(
         {"hdds.datanode.dir": str(home / "data"), "ozone.metadata.dirs": str(home / "meta")}
     )
+    settings = DatanodeSettings.from_conf(conf)
     version = parse_properties((home / "data" / "hdds" / "VERSION").read_text())
-    volumes = VolumeSet(conf, node["uuid"], version["clusterID"])
+    volumes = VolumeSet(settings.storage, settings.space, node["uuid"], version["clusterID"])
     try:
         container = ContainerSet(volumes).create(container_id, node["uuid"], "no-pipeline")
         container.mark_closing()

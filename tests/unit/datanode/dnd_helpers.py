@@ -17,6 +17,7 @@ from typing import Any
 from pyozone import rpc
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.daemon import Datanode
+from pyozone.datanode.settings import DatanodeSettings
 from pyozone.datanode.storage import BlockData, ChecksumType, ChunkInfo, KeyValueContainer, compute
 from pyozone.datanode.xceiver.allocations import ScmContainer
 from pyozone.hdds.commands import ReregisterCommand, SCMCommand
@@ -191,13 +192,18 @@ def cli_overrides(conf: OzoneConfiguration) -> list[str]:
     return [f"-D{name}={conf.get_raw(name)}" for name in conf.names() if conf.source(name) == "override"]
 
 
+def new_datanode(conf: OzoneConfiguration, **kwargs: Any) -> Datanode:
+    """A datanode of `conf`, its settings built as `pyozone datanode` builds them."""
+    return Datanode(conf, DatanodeSettings.from_conf(conf), **kwargs)
+
+
 @asynccontextmanager
 async def running(
     conf: OzoneConfiguration, until_started: bool = True, **kwargs: Any
 ) -> AsyncIterator[Datanode]:
     """A running datanode, stopped and awaited on exit. With `until_started`, it has also heard from
     SCM and bound its servers; else only its HTTP endpoint is known to be up."""
-    datanode = Datanode(conf, **kwargs)
+    datanode = new_datanode(conf, **kwargs)
     stop = asyncio.Event()
     task = asyncio.create_task(datanode.run(stop))
     up = (lambda: datanode.started.is_set()) if until_started else (lambda: datanode.http_port)

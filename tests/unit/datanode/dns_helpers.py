@@ -15,7 +15,8 @@ from pyozone.common.net import HostPort
 from pyozone.common.tls import TlsStore
 from pyozone.config import OzoneConfiguration
 from pyozone.datanode.pipelines import Membership
-from pyozone.datanode.ratis import PipelineGroup, PipelineGroups, PipelineRaftConfig
+from pyozone.datanode.ratis import PipelineGroup, PipelineGroups
+from pyozone.datanode.settings import DatanodeSettings, PipelineRaftConfig
 from pyozone.datanode.storage import ChecksumType, ContainerSet, VolumeSet, compute
 from pyozone.datanode.xceiver import Dispatcher, XceiverService, add_xceiver_service, xceiver_server
 from pyozone.hdds.ids import BlockID
@@ -37,7 +38,7 @@ class Node:
     """One datanode's storage, the replica changes it reported and the containers it called full."""
 
     uuid: str
-    conf: OzoneConfiguration
+    settings: DatanodeSettings
     volumes: VolumeSet
     containers: ContainerSet
     reports: list[ContainerReplicaReport] = field(default_factory=list)
@@ -55,17 +56,17 @@ def open_node(
     **conf: str,
 ) -> Node:  # fmt: skip
     """`logged`: the blocks pipeline logs name, kept at start (`ContainerSet`'s `logged`)."""
-    settings = {
+    values = {
         "hdds.datanode.dir": ",".join(str(root / f"disk{i}") for i in range(2)),
         "ozone.metadata.dirs": str(root / "meta"),
         "ozone.scm.container.size": container_size,
         **NO_FREE_SPACE_FLOOR,
         **conf,
     }
-    config = OzoneConfiguration(settings)
-    volumes = VolumeSet(config, dn_uuid, CLUSTER)
+    settings = DatanodeSettings.from_conf(OzoneConfiguration(values))
+    volumes = VolumeSet(settings.storage, settings.space, dn_uuid, CLUSTER)
     containers = ContainerSet(volumes) if logged is None else ContainerSet(volumes, logged=logged)
-    node = Node(dn_uuid, config, volumes, containers)
+    node = Node(dn_uuid, settings, volumes, containers)
     node.containers.on_change(node.reports.append)
     return node
 
@@ -235,7 +236,7 @@ def pipeline_groups(
 ) -> PipelineGroups:
     """This datanode's pipelines on a RATIS port of 127.0.0.1 (started by `lead_alone`), quick elections."""
     divisions = RaftDivisions(HostPort("127.0.0.1", 0), None, CertRole.DATANODE, 32 << 20)
-    config = PipelineRaftConfig(election_timeout_ms=300, watch_timeout_s=5, request_timeout_s=5)
+    config = PipelineRaftConfig(election_timeout_ms=300, watch_timeout_ms=5000, request_timeout_ms=5000)
     return PipelineGroups(
         dispatcher.datanode_uuid, directory, dispatcher, executor, on_failure, config, divisions
     )

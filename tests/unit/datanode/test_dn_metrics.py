@@ -79,7 +79,7 @@ def test_the_scanner_reads_are_not_client_io(node_a: Node, metrics: DatanodeMetr
     put_block(container, 1, b"y" * 2048, 1)
     container.mark_closing()
     container.close()
-    scanner = ContainerScannerService(node_a.containers, node_a.conf, executor)
+    scanner = ContainerScannerService(node_a.containers, node_a.settings.scanner, executor)
     results = asyncio.run(scanner.scan_once())
     assert [r.container_id for r in results] == [1]
     volume = str(container.volume.root)
@@ -151,7 +151,7 @@ async def test_state_is_read_when_scraped(tmp_path: Path, node_a: Node, executor
     pipelines = PipelineSet(tmp_path, node_a.uuid)
     pipelines.add("p-led", (node_a.uuid, "other"), node_a.uuid)
     pipelines.add("p-followed", ("other", node_a.uuid), "other")
-    scanner = ContainerScannerService(node_a.containers, node_a.conf, executor)
+    scanner = ContainerScannerService(node_a.containers, node_a.settings.scanner, executor)
     ops = ContainerOps()
     metrics.watch(node_a.volumes, node_a.containers, pipelines, queue, scanner, ops.counts)
     first = samples(metrics.metrics)

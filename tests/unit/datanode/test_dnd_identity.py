@@ -11,28 +11,29 @@ import pytest
 from pyozone.common.net import HostPort
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.datanode.addresses import advertised_ip, bind_host
+from pyozone.datanode.daemon import scm_hosts
 from pyozone.datanode.errors import DatanodeError
 from pyozone.datanode.identity import IdentityStore
+from pyozone.datanode.settings import DatanodeSettings, StorageSettings
 from pyozone.hdds.states import NodeOperationalState
 
 
-def _conf(tmp_path: Path, **extra: str) -> OzoneConfiguration:
-    return OzoneConfiguration(
-        {
-            "ozone.metadata.dirs": f"{tmp_path / 'meta'},{tmp_path / 'meta2'}",
-            "hdds.datanode.dir": str(tmp_path / "d"),
-            **extra,
-        }
-    )
+def _storage(tmp_path: Path, **extra: str) -> StorageSettings:
+    values = {
+        "ozone.metadata.dirs": f"{tmp_path / 'meta'},{tmp_path / 'meta2'}",
+        "hdds.datanode.dir": str(tmp_path / "d"),
+        **extra,
+    }
+    return DatanodeSettings.from_conf(OzoneConfiguration(values)).storage
 
 
 def test_a_new_identity_is_written_on_update_and_reloaded(tmp_path: Path) -> None:
-    store = IdentityStore(_conf(tmp_path))
+    store = IdentityStore(_storage(tmp_path))
     assert store.is_new and not store.path.exists()
     assert store.path == tmp_path / "meta" / "datanode.id"  # the first metadata dir
     store.update(hostname="h", ip_address="10.0.0.1", ports={"STANDALONE": 1}, cluster_id="CID-a")
     store.update(persisted_op_state=NodeOperationalState.DECOMMISSIONING, persisted_op_state_expiry=5)
-    again = IdentityStore(_conf(tmp_path))
+    again = IdentityStore(_storage(tmp_path))
     assert not again.is_new and again.identity == store.identity
     details = again.identity.details()
     assert details.ports == (("STANDALONE", 1),)
@@ -41,14 +42,14 @@ def test_a_new_identity_is_written_on_update_and_reloaded(tmp_path: Path) -> Non
 
 
 def test_the_id_dir_key_wins(tmp_path: Path) -> None:
-    store = IdentityStore(_conf(tmp_path, **{"ozone.scm.datanode.id.dir": str(tmp_path / "ids")}))
+    store = IdentityStore(_storage(tmp_path, **{"ozone.scm.datanode.id.dir": str(tmp_path / "ids")}))
     store.update(hostname="h")
     assert (tmp_path / "ids" / "datanode.id").exists()
 
 
 def test_no_metadata_dir_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"ozone\.metadata\.dirs"):
-        IdentityStore(OzoneConfiguration({"hdds.datanode.dir": str(tmp_path)}))
+        IdentityStore(StorageSettings(data_dirs=(tmp_path,)))
 
 
 def test_a_corrupt_identity_is_fatal_and_named(tmp_path: Path) -> None:
@@ -56,14 +57,14 @@ def test_a_corrupt_identity_is_fatal_and_named(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text(json.dumps({"uuid": "not-a-uuid", "hostname": "h", "ipAddress": "i"}))
     with pytest.raises(DatanodeError, match=re.escape(f"{path}: corrupt datanode identity")):
-        IdentityStore(_conf(tmp_path))
+        IdentityStore(_storage(tmp_path))
 
 
 def test_the_cluster_is_known_from_the_volumes_without_an_identity(tmp_path: Path) -> None:
     version = tmp_path / "d" / "hdds" / "VERSION"
     version.parent.mkdir(parents=True)
     version.write_text("clusterID=CID-old\ndatanodeUuid=11111111-2222-3333-4444-555555555555\n")
-    store = IdentityStore(_conf(tmp_path))
+    store = IdentityStore(_storage(tmp_path))
     assert store.uuid == "11111111-2222-3333-4444-555555555555"
     assert store.known_cluster_id() == "CID-old"
     store.check_cluster("CID-old", "scm:9861")
@@ -82,7 +83,7 @@ def test_the_cluster_is_known_from_the_volumes_without_an_identity(tmp_path: Pat
     ],
 )
 def test_bind_host_follows_the_scm_addresses(scm: dict[str, str], expected: str) -> None:
-    assert bind_host(OzoneConfiguration(scm)) == expected
+    assert bind_host(scm_hosts(OzoneConfiguration(scm))) == expected
 
 
 def test_advertised_ip() -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from pyozone.cli.main import main
-from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.errors import DatanodeError
 from pyozone.hdds.datanode import LayoutVersion
 from pyozone.hdds.states import NodeOperationalState, ReplicaState, SCMCommandType
@@ -24,6 +23,7 @@ from tests.unit.datanode.dnd_helpers import (
     async_test,
     cli_overrides,
     dn_conf,
+    new_datanode,
     running,
     wait_for_beat,
 )
@@ -142,7 +142,7 @@ def test_other_cluster_exits_1_and_touches_nothing(
 async def test_register_refused_is_fatal(tmp_path: Path, scm: FakeScm) -> None:
     scm.register_error = "node is excluded"
     with pytest.raises(DatanodeError, match=r"refused datanode .*: node is excluded"):
-        await asyncio.wait_for(Datanode(dn_conf(tmp_path, scm.address)).run(asyncio.Event()), 5)
+        await asyncio.wait_for(new_datanode(dn_conf(tmp_path, scm.address)).run(asyncio.Event()), 5)
 
 
 @async_test
@@ -150,7 +150,7 @@ async def test_no_healthy_volume_is_fatal(tmp_path: Path, scm: FakeScm) -> None:
     (tmp_path / "file").write_text("not a directory")
     conf = dn_conf(tmp_path, scm.address, **{"hdds.datanode.dir": str(tmp_path / "file")})
     with pytest.raises(DatanodeError, match=r"has no healthy data volume .*is not a directory"):
-        await asyncio.wait_for(Datanode(conf).run(asyncio.Event()), 5)
+        await asyncio.wait_for(new_datanode(conf).run(asyncio.Event()), 5)
 
 
 @pytest.mark.parametrize("port_key", ["hdds.container.ratis.ipc.port", "hdds.datanode.replication.port"])
@@ -162,7 +162,7 @@ async def test_a_port_in_use_is_fatal(tmp_path: Path, scm: FakeScm, port_key: st
         port = taken.getsockname()[1]
         conf = dn_conf(tmp_path, scm.address, **{port_key: str(port)})
         with pytest.raises(DatanodeError, match=rf"cannot listen on 127\.0\.0\.1:{port} \({port_key}\)"):
-            await asyncio.wait_for(Datanode(conf).run(asyncio.Event()), 10)
+            await asyncio.wait_for(new_datanode(conf).run(asyncio.Event()), 10)
 
 
 @async_test

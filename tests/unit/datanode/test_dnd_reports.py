@@ -9,9 +9,9 @@ import shutil
 import time
 from pathlib import Path
 
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode import reports as reports_module
 from pyozone.datanode.reports import PendingReports, Periodic
+from pyozone.datanode.settings import ReportSettings
 from pyozone.hdds.messages import (
     CommandStatusReport,
     ContainerAction,
@@ -34,15 +34,13 @@ class FakeClock:
 
 def _pending(scms: tuple[str, ...] = ("",)) -> tuple[PendingReports, FakeClock]:
     clock = FakeClock()
-    conf = OzoneConfiguration(
-        {
-            "hdds.node.report.interval": "10s",
-            "hdds.container.report.interval": "60s",
-            "hdds.pipeline.report.interval": "20s",
-            "hdds.command.status.report.interval": "30s",
-        }
+    settings = ReportSettings(
+        node_interval_ms=10_000,
+        container_interval_ms=60_000,
+        pipeline_interval_ms=20_000,
+        command_status_interval_ms=30_000,
     )
-    return PendingReports(conf, clock, scms), clock
+    return PendingReports(settings, clock, scms), clock
 
 
 def test_each_scm_of_a_service_is_owed_every_report_on_its_own() -> None:

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.errors import DatanodeError
 from pyozone.hdds.commands import CloseContainerCommand
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState, SCMCommandType
 from tests.polling import wait_for_async
-from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, running
+from tests.unit.datanode.dnd_helpers import FakeScm, async_test, dn_conf, new_datanode, running
 
 SERVICE = "scmservice"
 
@@ -115,7 +114,7 @@ async def test_a_deposed_leaders_commands_are_dropped(tmp_path: Path, scms: list
 async def test_an_scm_of_another_cluster_is_fatal(tmp_path: Path, scms: list[FakeScm]):
     scms[2].cluster_id = "CID-other"
     scms[2].down = True  # the datanode learns its cluster from scm1 or scm2 first
-    dn = Datanode(_service_conf(tmp_path, scms))
+    dn = new_datanode(_service_conf(tmp_path, scms))
     task = asyncio.create_task(dn.run(asyncio.Event()))
     await wait_for_async(lambda: dn.registered or task.done(), what="registered with scm1 and scm2")
     scms[2].down = False

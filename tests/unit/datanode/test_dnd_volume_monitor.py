@@ -18,7 +18,7 @@ def test_a_volume_failed_between_rounds_loses_its_containers(tmp_path: Path) -> 
     failed_pipelines: list[str] = []
     with ThreadPoolExecutor(1) as executor:
         monitor = VolumeMonitor(
-            node.volumes, node.containers, PendingReports(node.conf), executor, 1.0,
+            node.volumes, node.containers, PendingReports(node.settings.reports), executor, 1.0,
             lambda ids, why: failed_pipelines.extend(ids),
         )  # fmt: skip
         container.volume.mark_failed("EIO on a chunk write")

@@ -51,7 +51,7 @@ def test_the_service_finds_a_corrupted_block_file(tmp_path: Path, executor: Thre
     try:
         for cid in (1, 2, 3):
             fill(node, cid, close_it=cid != 3)  # 3 stays OPEN: not scanned
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
         node.reports.clear()
 
         async def scenario() -> None:
@@ -85,7 +85,7 @@ def test_scan_once_covers_closed_replicas_of_every_volume(
         for cid in range(1, 6):
             fill(node, cid, close_it=cid != 5)
         assert len({c.volume.root for c in node.containers}) == 2  # round robin over both disks
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
         results = asyncio.run(service.scan_once())
         assert sorted(r.container_id for r in results) == [1, 2, 3, 4]
         assert all(r.healthy and r.blocks_scanned == 2 and r.bytes_scanned == 20_000 for r in results)
@@ -97,7 +97,7 @@ def test_scans_are_throttled_per_volume(tmp_path: Path, executor: ThreadPoolExec
     node = scanner_node(tmp_path, **{"hdds.container.scrub.volume.bytes.per.second": "100KB"})
     try:
         fill(node, 1)  # 20 KB on one volume: about 0.2 s at 100 KB/s
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
         started = time.monotonic()
         asyncio.run(service.scan_once())
         assert time.monotonic() - started >= 0.15
@@ -109,7 +109,7 @@ def test_disabled_service_scans_nothing_and_stops(tmp_path: Path, executor: Thre
     node = scanner_node(tmp_path, **{"hdds.container.scrub.enabled": "false"})
     try:
         fill(node, 1)
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
 
         async def scenario() -> None:
             stop = asyncio.Event()
@@ -131,7 +131,7 @@ def test_cancelling_the_service_mid_pass_halts_the_scanning_threads(tmp_path: Pa
     try:
         for cid in (1, 2, 3):
             fill(node, cid)
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
 
         async def scenario() -> bool:
             runner = asyncio.create_task(service.run(asyncio.Event()))
@@ -167,7 +167,7 @@ def test_a_container_deleted_while_queued_or_scanned_is_skipped_not_failed(
             by_volume.setdefault(container.volume.root, []).append(container.container_id)
         (a_scanned, a_queued), (b_scanned, b_kept) = by_volume.values()  # each volume scans its lowest first
         doomed = [a_scanned, b_scanned, a_queued]
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
 
         def pause(seconds: float) -> None:  # a scan's first throttle pause, mid-block: SCM's deletes arrive
             while doomed:
@@ -198,7 +198,7 @@ def test_a_container_whose_reads_fail_as_it_is_deleted_is_skipped_whatever_they_
             raise RuntimeError("the DB is closed")  # as a closed RocksDB answers
 
         container.list_blocks = closed_db  # type: ignore[method-assign]
-        service = ContainerScannerService(node.containers, node.conf, executor)
+        service = ContainerScannerService(node.containers, node.settings.scanner, executor)
         assert asyncio.run(service.scan_once()) == []
         assert service.progress.unhealthy_found == 0
         assert "failed" not in caplog.text and "Traceback" not in caplog.text

@@ -1,14 +1,16 @@
-"""The datanode pipelines' Raft settings (datanode/pipeline_raft.py): Ozone's keys read once, and the instants
-of the failure notifications decided once, by the settings the daemon's core and the simulator both use."""
+"""The datanode pipelines' Raft settings (PipelineRaftConfig, datanode/settings.py): Ozone's keys read once,
+and the instants of the failure notifications decided once, by the settings the daemon's core and the
+simulator both use."""
 
 from __future__ import annotations
 
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.pipeline_raft import ELECTION_SPREAD_MS, PipelineRaftConfig
+from pyozone.datanode.pipeline_raft import ELECTION_SPREAD_MS
+from pyozone.datanode.settings import DatanodeSettings, PipelineRaftConfig
 
 
 def test_the_failure_timeouts_come_from_ozones_keys_with_ozones_defaults() -> None:
-    default = PipelineRaftConfig.from_conf(OzoneConfiguration())
+    default = DatanodeSettings.from_conf(OzoneConfiguration()).ratis
     assert (default.slowness_timeout_ms, default.no_leader_timeout_ms) == (300_000, 300_000)
     conf = OzoneConfiguration(
         {
@@ -17,7 +19,7 @@ def test_the_failure_timeouts_come_from_ozones_keys_with_ozones_defaults() -> No
             "hdds.ratis.leader.election.minimum.timeout.duration": "1s",
         }
     )
-    settings = PipelineRaftConfig.from_conf(conf).settings(suggested_leader=False)
+    settings = DatanodeSettings.from_conf(conf).ratis.settings(suggested_leader=False)
     assert settings.rpc_slowness_timeout_ms == 45_000 and settings.no_leader_timeout_ms == 120_000
     assert (settings.rpc_timeout_min_ms, settings.rpc_timeout_max_ms) == (1000, 1000 + ELECTION_SPREAD_MS)
     # the instants: a follower last heard at t is slow from t + 45 s; a member leaderless since t asks

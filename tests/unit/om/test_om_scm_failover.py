@@ -14,7 +14,8 @@ from pyozone.cli.main import main
 from pyozone.common.net import HostPort
 from pyozone.common.scm_ha import ScmAddresses
 from pyozone.config import OzoneConfiguration
-from pyozone.datanode.xceiver.allocations import ScmContainerLookup, scm_lookup_nodes
+from pyozone.datanode.daemon import scm_lookup_nodes
+from pyozone.datanode.xceiver.allocations import ScmContainerLookup
 from pyozone.framework.scm_failover import ScmFailoverPolicy
 from pyozone.hdds.block import ExcludeList
 from pyozone.hdds.ids import RATIS_THREE, BlockID

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import DatanodeSettings
 from pyozone.datanode.storage import (
     BlockData,
     ChecksumType,
@@ -59,15 +60,16 @@ def make_conf(root: Path, disks: int = 2, container_size: str = "1MB") -> OzoneC
     )
 
 
+def volume_set(conf: OzoneConfiguration, dn_uuid: str = DN_UUID, cluster: str = CLUSTER) -> VolumeSet:
+    """The volumes a datanode with `conf` opens."""
+    settings = DatanodeSettings.from_conf(conf)
+    return VolumeSet(settings.storage, settings.space, dn_uuid, cluster)
+
+
 def open_node(
-    root: Path,
-    disks: int = 2,
-    container_size: str = "1MB",
-    dn_uuid: str = DN_UUID,
-    cluster: str = CLUSTER,
-    reserved: int = 0,
+    root: Path, disks: int = 2, container_size: str = "1MB", dn_uuid: str = DN_UUID, cluster: str = CLUSTER
 ) -> Node:
-    volumes = VolumeSet(make_conf(root, disks, container_size), dn_uuid, cluster, reserved)
+    volumes = volume_set(make_conf(root, disks, container_size), dn_uuid, cluster)
     return Node(root, volumes, ContainerSet(volumes))
 
 

@@ -17,19 +17,19 @@ from typing import NamedTuple
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.settings import DatanodeSettings, MinFreeSpace
 from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result, VolumeSet
 from pyozone.datanode.storage.archive import ExportStream
 from pyozone.datanode.storage.archive_import import ContainerImporter
-from pyozone.datanode.storage.volume import MinFreeSpace
 from pyozone.hdds.ids import BlockID
 from pyozone.hdds.states import ReplicaState
 from pyozone.protocol.heartbeat import storage_report_from_proto, storage_report_to_proto
 from tests.unit.datanode.storage.dn_helpers import (
-    CLUSTER,
     DN_UUID,
     chunk_for,
     open_node,
     payload,
+    volume_set,
     write_block,
 )
 
@@ -68,19 +68,20 @@ def open_set(root: Path, disks: int = 1, **conf: str) -> tuple[VolumeSet, Contai
         "hdds.datanode.volume.min.free.space": "8MB",
         "hdds.datanode.volume.min.free.space.percent": "0",
     }
-    volumes = VolumeSet(OzoneConfiguration(values | conf), DN_UUID, CLUSTER)
+    volumes = volume_set(OzoneConfiguration(values | conf))
     return volumes, ContainerSet(volumes)
 
 
 def test_the_floor_is_the_larger_of_the_size_and_the_percent() -> None:
-    defaults = MinFreeSpace.from_conf(OzoneConfiguration())
+    defaults = DatanodeSettings.from_conf(OzoneConfiguration()).space.min_free
     assert defaults == MinFreeSpace(20 * GB, 0.02)  # Ozone's defaults
     assert defaults.floor(100 * GB) == 20 * GB and defaults.floor(2000 * GB) == 40 * GB
     conf = OzoneConfiguration(
         {"hdds.datanode.volume.min.free.space": "1GB", "hdds.datanode.volume.min.free.space.percent": "0.1"}
     )
-    assert MinFreeSpace.from_conf(conf).floor(100 * GB) == 10 * GB
-    assert MinFreeSpace.from_conf(conf).floor(5 * GB) == 1 * GB
+    floor = DatanodeSettings.from_conf(conf).space.min_free
+    assert floor.floor(100 * GB) == 10 * GB
+    assert floor.floor(5 * GB) == 1 * GB
 
 
 def test_a_write_that_would_cross_the_floor_is_disk_out_of_space(tmp_path: Path, disk: Disk) -> None:

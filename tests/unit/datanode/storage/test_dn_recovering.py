@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.scanner_service import RecoveringScrubService
+from pyozone.datanode.settings import RecoveringScrubSettings
 from pyozone.datanode.storage import ContainerError, ContainerScanner, ContainerSet, KeyValueContainer
 from pyozone.hdds.messages import ContainerReplicaReport
 from pyozone.hdds.states import ReplicaState
@@ -68,7 +68,7 @@ def test_a_recovering_replica_left_by_a_restart_is_loaded_unhealthy(tmp_path: Pa
 
 
 def _scrubber(containers: ContainerSet, executor: ThreadPoolExecutor) -> RecoveringScrubService:
-    return RecoveringScrubService(containers, OzoneConfiguration({}), executor)
+    return RecoveringScrubService(containers, RecoveringScrubSettings(), executor)
 
 
 def test_a_stale_recovering_replica_is_deleted_after_the_timeout_and_never_reported(tmp_path: Path) -> None:
@@ -185,16 +185,11 @@ def test_no_report_ever_names_a_recovering_replica_and_a_restart_keeps_what_was_
 
 @async_test
 async def test_the_scrub_service_runs_on_its_interval_until_stopped(node: Node) -> None:
-    conf = OzoneConfiguration(
-        {
-            "hdds.datanode.recovering.container.scrubbing.service.interval": "20ms",
-            "ozone.recovering.container.timeout": "0s",
-        }
-    )
+    settings = RecoveringScrubSettings(interval_ms=20, timeout_ms=0)
     _recovering(node)
     stop = asyncio.Event()
     with ThreadPoolExecutor(1) as executor:
-        service = asyncio.ensure_future(RecoveringScrubService(node.containers, conf, executor).run(stop))
+        service = asyncio.ensure_future(RecoveringScrubService(node.containers, settings, executor).run(stop))
         await wait_for_async(lambda: 5 not in node.containers, what="the stale replica deleted")
         stop.set()
         await asyncio.wait_for(service, 5)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import ConfigError, OzoneConfiguration
-from pyozone.datanode.storage import ContainerError, HddsVolume, Result, VolumeSet, VolumeState
+from pyozone.datanode.storage import ContainerError, HddsVolume, Result, VolumeState
 from pyozone.datanode.storage.container_files import io_error
 from pyozone.datanode.storage.volume_db import DBError
 from pyozone.hdds.version_file import parse_properties
-from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, make_conf, open_node
+from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, make_conf, open_node, volume_set
 
 
 def loaded(root: Path, cluster: str = CLUSTER, dn: str = DN_UUID, reserved: int = 0) -> HddsVolume:
@@ -207,10 +207,10 @@ def test_a_full_volume_takes_no_container_until_space_returns(tmp_path: Path) ->
 def test_missing_data_dirs_key_is_named(tmp_path: Path) -> None:
     conf = OzoneConfiguration({"ozone.metadata.dirs": str(tmp_path / "meta")})
     with pytest.raises(ConfigError, match=r"hdds\.datanode\.dir is not set"):
-        VolumeSet(conf, DN_UUID, CLUSTER)
+        volume_set(conf)
     conf = OzoneConfiguration({"hdds.datanode.dir": str(tmp_path / "d")})
     with pytest.raises(ConfigError, match=r"ozone\.metadata\.dirs is not set"):
-        VolumeSet(conf, DN_UUID, CLUSTER)
+        volume_set(conf)
 
 
 def test_volume_set_loads_reports_and_round_robins(tmp_path: Path) -> None:
@@ -238,7 +238,7 @@ def test_data_and_metadata_dirs_are_private_to_the_datanode(tmp_path: Path) -> N
     (tmp_path / "disk1/hdds").chmod(0o755)
     conf = make_conf(tmp_path, disks=2)
     conf.set("hdds.datanode.data.dir.permissions", "rwxr-x---")
-    vs = VolumeSet(conf, DN_UUID, CLUSTER)
+    vs = volume_set(conf)
     assert stat.S_IMODE((tmp_path / "disk1/hdds").stat().st_mode) == 0o750
     vs.close()
 
@@ -246,7 +246,7 @@ def test_data_and_metadata_dirs_are_private_to_the_datanode(tmp_path: Path) -> N
 def test_volume_set_keeps_a_foreign_disk_failed_and_uses_the_rest(tmp_path: Path) -> None:
     open_node(tmp_path, disks=1, cluster="CID-old").close()
     conf = make_conf(tmp_path, disks=2)
-    vs = VolumeSet(conf, DN_UUID, CLUSTER)
+    vs = volume_set(conf)
     assert [v.is_failed for v in vs.data_volumes] == [True, False]
     assert vs.choose_volume().root.name == "disk1"
     vs.close()

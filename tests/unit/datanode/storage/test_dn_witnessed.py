@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result, VolumeSet
+from pyozone.datanode.storage import ContainerError, ContainerSet, KeyValueContainer, Result
 from pyozone.datanode.storage.witnessed import ContainerCreateInfo, WitnessedContainers
 from pyozone.hdds.states import ReplicaState
 from pyozone.hdds.store import StoreError
-from tests.unit.datanode.storage.dn_helpers import CLUSTER, DN_UUID, Node, make_conf, write_block
+from tests.unit.datanode.storage.dn_helpers import Node, make_conf, volume_set, write_block
 
 
 def _open(root: Path) -> tuple[Node, WitnessedContainers]:
-    volumes = VolumeSet(make_conf(root, disks=2), DN_UUID, CLUSTER, 0)
+    volumes = volume_set(make_conf(root, disks=2))
     witnessed = WitnessedContainers(root / "meta")
     return Node(root, volumes, ContainerSet(volumes, witnessed)), witnessed
 
@@ -61,7 +61,7 @@ def test_a_container_on_a_replaced_disk_is_missing_after_a_restart(tmp_path: Pat
 
 
 def test_containers_from_before_the_record_are_recorded_at_start(tmp_path: Path) -> None:
-    volumes = VolumeSet(make_conf(tmp_path, disks=2), DN_UUID, CLUSTER, 0)
+    volumes = volume_set(make_conf(tmp_path, disks=2))
     unrecorded = ContainerSet(volumes)  # no witnessed store: as a datanode of an earlier version
     unrecorded.create(5, "o", "pipe-5")
     volumes.close()
@@ -126,7 +126,7 @@ def test_a_container_is_forgotten_before_its_data_goes(
 def test_until_every_volume_was_read_once_a_failed_volume_may_have_lost_anything(tmp_path: Path) -> None:
     """Containers from before the record, on a volume that fails at the first start with it, were never
     recorded: nothing can say which pipelines lost some."""
-    volumes = VolumeSet(make_conf(tmp_path, disks=2), DN_UUID, CLUSTER, 0)
+    volumes = volume_set(make_conf(tmp_path, disks=2))
     before = ContainerSet(volumes)
     doomed = before.create(1, "o", "pipe").volume.root
     before.create(2, "o", "pipe")

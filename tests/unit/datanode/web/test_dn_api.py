@@ -16,6 +16,7 @@ import aiohttp
 from pyozone.common.http_server import HttpServer
 from pyozone.common.tls import TlsStore
 from pyozone.common.web.app import daemon_app
+from pyozone.common.web.ops import readers_only
 from pyozone.datanode.daemon import Datanode
 from pyozone.datanode.web import datanode_api
 from pyozone.hdds.commands import CreatePipelineCommand
@@ -207,7 +208,7 @@ async def test_over_tls_only_readers_see_where_data_lives(tmp_path: Path, scm: F
     }
     async with running(conf) as dn:
         await populate(dn, scm)
-        server = HttpServer(daemon_app(dn.metrics, dn.conf, {}, datanode_api(dn)))
+        server = HttpServer(daemon_app(dn.metrics, dn.conf, {}, datanode_api(dn, readers_only(dn.conf))))
         port = await server.start("127.0.0.1", 0, ssl_context=served.server_context())
         try:
             for identity, want in callers.items():

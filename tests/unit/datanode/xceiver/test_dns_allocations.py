@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pyozone.config import OzoneConfiguration
+from pyozone.datanode.daemon import scm_lookup_nodes
 from pyozone.datanode.pipelines import PipelineSet, StreamAddress
 from pyozone.datanode.ratis.groups import PipelineGroups
 from pyozone.datanode.xceiver import Dispatcher
@@ -21,7 +22,6 @@ from pyozone.datanode.xceiver.allocations import (
     ContainerAllocations,
     ScmContainer,
     ScmUnreachable,
-    scm_lookup_nodes,
 )
 from pyozone.hdds.container import ContainerInfo
 from pyozone.hdds.ids import RATIS_THREE

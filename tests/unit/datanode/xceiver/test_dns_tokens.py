@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pyozone.config import OzoneConfiguration
 from pyozone.datanode.ratis.groups import PipelineGroups
+from pyozone.datanode.settings import TokenSettings
 from pyozone.datanode.xceiver import Dispatcher
 from pyozone.datanode.xceiver.tokens import DatanodeTokens, TokenSigner, TokenVerifier
 from pyozone.hdds.clock import ManualClock
@@ -30,6 +30,7 @@ from pyozone.protocol.tokens import (
     issue_block_token,
     issue_container_token,
 )
+from pyozone.security.secret_keys import SecretKeyCache
 from tests.unit.datanode.dnd_helpers import async_test
 from tests.unit.datanode.dns_helpers import (
     PIPELINE,
@@ -250,9 +251,12 @@ def test_the_datanode_signs_its_own_requests(dispatcher: Dispatcher, keys: FakeK
 
 
 def test_a_datanode_has_tokens_with_a_certificate_and_a_kind_required() -> None:
-    on = OzoneConfiguration({"hdds.block.token.enabled": "true"})
-    assert DatanodeTokens.from_conf(on, None) is None  # no certificate: ozone.security.enabled is off
-    assert DatanodeTokens.from_conf(OzoneConfiguration(), object()) is None  # type: ignore[arg-type]
+    def never(certificate: object) -> SecretKeyCache:
+        raise AssertionError("SCM's secret keys are not asked for")
+
+    on = TokenSettings(block_tokens=True)
+    assert DatanodeTokens.connect(on, None, never) is None  # no certificate: ozone.security.enabled is off
+    assert DatanodeTokens.connect(TokenSettings(), object(), never) is None  # type: ignore[arg-type]
 
 
 def test_a_write_beyond_the_tokens_max_length_is_refused(
