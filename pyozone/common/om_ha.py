@@ -5,8 +5,9 @@ the keys suffixed with the service and node (`ozone.om.address.SERVICE.NODE`, `o
 .NODE`, `ozone.om.http-address.SERVICE.NODE`). An OM finds itself by `ozone.om.node.id`, or as the one node
 whose address is on this machine (common/ha_nodes.py, shared with SCM).
 
-`OmAddresses.from_conf` is the one place a client, daemon or command finds where the OMs listen: the OMs of
-a service, or the lone OM at `ozone.om.address`.
+`OmAddresses.from_conf` is where a client, daemon or command finds where the OMs listen: the OMs of a
+service, or the lone OM at `ozone.om.address` (SCM's CA, scm/server/ca_files.py, still reads the OM keys
+itself to name the OMs it may sign for).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ An SCM finds itself by `ozone.scm.node.id`, or as the one node whose host is on 
 (common/ha_nodes.py, shared with OM). Without `ozone.scm.service.ids` SCM runs alone (`ozone.scm.names`,
 `ozone.scm.*.address`), as before.
 
-`ScmAddresses.from_conf` is the one place a client or daemon outside SCM finds where the SCMs listen:
-every SCM of the service at one protocol's port, or the lone SCM's address for it.
+`ScmAddresses.from_conf` is where a client or daemon outside SCM finds where the SCMs listen: every SCM of
+the service at one protocol's port, or the lone SCM's address for it. The datanode's SCM lookups
+(datanode/daemon.py) still take `ScmNodes.from_conf` with their own lone-SCM fallbacks.
 """
 
 from __future__ import annotations
