@@ -262,6 +262,9 @@ async def snapshot_chunks(core: StorageContainerManager, batch_rows: int) -> Asy
 
 
 def _start(conf: OzoneConfiguration) -> int:
+    from pyozone.scm.settings import ScmSettings
+
+    settings = ScmSettings.from_conf(conf)  # a bad value is refused before the store opens or the banner
     storage, store = open_scm_store(conf)
     server = importlib.import_module("pyozone.scm.server")  # the RPC servers load only for the daemon
 
@@ -272,6 +275,6 @@ def _start(conf: OzoneConfiguration) -> int:
     }
     try:
         with daemon_logging("StorageContainerManager", conf, details):
-            return int(server.start_scm(conf, storage, store, snapshot_chunks) or 0)
+            return int(server.start_scm(conf, storage, store, snapshot_chunks, settings) or 0)
     except server.ServerStartError as e:
         raise CLIError(str(e)) from None

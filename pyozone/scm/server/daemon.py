@@ -151,12 +151,15 @@ def build_core(
     store: SCMMetadataStore,
     clock: Clock,
     context: ScmContext | None = None,
+    settings: ScmSettings | None = None,
 ) -> StorageContainerManager:
+    """`settings`: built by the caller that checked them before anything started (`pyozone scm`), else
+    here."""
     mapping_file = conf.get("net.topology.node.switch.mapping.file")
     topology = NetworkTopology(load_rack_mapping(Path(mapping_file)) if mapping_file else None)
     # At most this many pipelines per tick, so a large cluster's first fill does not stall heartbeats.
     return StorageContainerManager(
-        ScmSettings.from_conf(conf),
+        settings or ScmSettings.from_conf(conf),
         clock,
         store,
         cluster_id=storage.cluster_id,
@@ -177,6 +180,7 @@ class ScmDaemon:
         store: SCMMetadataStore,
         clock: Clock | None = None,
         snapshot_source: SnapshotSource | None = None,
+        settings: ScmSettings | None = None,
     ) -> None:
         seed_command_ids(time.time_ns() // 1_000_000)  # ids no other SCM of the service handed out
         self.storage = storage
@@ -215,7 +219,7 @@ class ScmDaemon:
             )
             clock = clock or SystemClock()
             self.core = build_core(
-                conf, storage, store, clock, ScmContext.ha_follower() if node is not None else None
+                conf, storage, store, clock, ScmContext.ha_follower() if node is not None else None, settings
             )
             # The records just loaded (millions of containers and replicas) live as long as SCM: out of
             # the cyclic collector's sight, a full collection no longer walks them and stalls the event
@@ -604,6 +608,7 @@ async def serve(
     storage: SCMStorageConfig,
     store: SCMMetadataStore,
     snapshot_source: SnapshotSource | None = None,
+    settings: ScmSettings | None = None,
 ) -> int:
     """Runs the daemon until SIGTERM or SIGINT, then shuts it down gracefully: 0. Its Raft member failing
     (an entry it could not apply) stops it too: 1 (Ozone's SCM terminates with status 1)."""
@@ -611,7 +616,7 @@ async def serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source)
+    daemon = ScmDaemon(conf, storage, store, snapshot_source=snapshot_source, settings=settings)
     try:
         await daemon.start()
         waits = [asyncio.create_task(stop.wait()), asyncio.create_task(daemon.failed.wait())]
@@ -629,6 +634,7 @@ def start_scm(
     storage: SCMStorageConfig,
     store: SCMMetadataStore,
     snapshot_source: SnapshotSource | None = None,
+    settings: ScmSettings | None = None,
 ) -> int:
     """`pyozone scm`: the daemon's entry point; takes ownership of the opened store."""
-    return rpc_loop.run(serve(conf, storage, store, snapshot_source))
+    return rpc_loop.run(serve(conf, storage, store, snapshot_source, settings))
