@@ -26,7 +26,7 @@ from pyozone import rpc
 from pyozone.common.http_json import JsonResponse
 from pyozone.common.http_server import HttpServer
 from pyozone.common.net import HostPort, address, parse_host_port, scm_client_address, scm_datanode_address
-from pyozone.common.scm_ha import scm_service_id, scm_service_nodes
+from pyozone.common.scm_ha import ScmProtocol, scm_service_id, scm_service_nodes
 from pyozone.common.tls import TlsStore
 from pyozone.common.tls_mode import mtls_enabled, security_enabled, service_hosts
 from pyozone.common.web.app import daemon_app
@@ -538,7 +538,7 @@ def scm_datanode_nodes(conf: OzoneConfiguration) -> ScmNodes:
     """The SCMs a datanode reports to: every SCM of the service at its datanode port
     (`ozone.scm.datanode.port[.SERVICE.NODE]`), else the lone SCM (`ozone.scm.datanode.address`, else the
     first of `ozone.scm.names`)."""
-    return ScmNodes.from_conf(conf, lambda n: n.datanode_address, scm_datanode_address)
+    return ScmNodes.configured(conf, ScmProtocol.DATANODE)
 
 
 def scm_lookup_address(conf: OzoneConfiguration) -> HostPort:

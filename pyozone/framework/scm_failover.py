@@ -167,8 +167,9 @@ class ScmNodes:
         service_id: str | None = None,
     ) -> ScmNodes:
         """The SCMs of `service_id` (default: this configuration's SCM service) at `port`; without a
-        service, the lone SCM at `alone(conf)`. Left for pyozone/datanode's callers (scm_connections.py,
-        xceiver/allocations.py), which move to `of`/`configured`; then it goes."""
+        service, the lone SCM at `alone(conf)`: for the datanode's container lookups (datanode/daemon.py
+        scm_lookup_nodes), whose lone SCM falls back to the datanode address's host, a rule ScmAddresses has
+        not."""
         policy = ScmFailoverPolicy.from_conf(conf)
         service = service_id or scm_service_id(conf)
         if service is None:
