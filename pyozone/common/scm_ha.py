@@ -10,8 +10,8 @@ An SCM finds itself by `ozone.scm.node.id`, or as the one node whose host is on 
 `ozone.scm.*.address`), as before.
 
 `ScmAddresses.from_conf` is where a client or daemon outside SCM finds where the SCMs listen: every SCM of
-the service at one protocol's port, or the lone SCM's address for it. The datanode's SCM lookups
-(datanode/daemon.py) still take `ScmNodes.from_conf` with their own lone-SCM fallbacks.
+the service at one protocol's port, or the lone SCM's address for it. The datanode's container
+lookups (datanode/daemon.py) still take `ScmNodes.from_conf`, for their own lone-SCM fallback.
 """
 
 from __future__ import annotations
