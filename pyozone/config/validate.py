@@ -1,8 +1,9 @@
 """Cross-key and range rules Ozone enforces at startup; each rule is one row of a rules table.
 
-The rows here are those of every process (durations; the heartbeat interval, which SCM and the datanodes
-both read). A component's own rows sit next to the fields of its settings (pyozone/scm/settings.py,
-pyozone/datanode/settings.py) and run through the same `broken_rules` where those settings are built.
+The rows here are those of every process: durations; the heartbeat interval, which SCM and the datanodes
+both read; the block and container sizes, which OM, SCM and the datanodes read. A component's own rows sit
+next to the fields of its settings (pyozone/scm/settings.py, pyozone/datanode/settings.py) and run through
+the same `broken_rules` where those settings are built.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ Rule = tuple[tuple[str, ...], Callable[..., bool], str]
 RULES: tuple[Rule, ...] = (
     *(((k.name,), lambda v: v >= 0, "must not be negative") for k in KEYS if k.kind is Kind.DURATION),
     (("hdds.heartbeat.interval",), lambda v: v > 0, "must be > 0"),
+    # sizes OM (blocks), SCM and the datanodes (containers) all read
+    (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
+    (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
+    (
+        ("ozone.scm.block.size", "ozone.scm.container.size"),
+        lambda b, c: b <= c,
+        "the block size must not exceed the container size",
+    ),
 )
 
 

@@ -15,6 +15,7 @@ pyozone.common and pyozone.security.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,8 +323,9 @@ class DatanodeSettings:
 
 
 def _dirs(conf: OzoneConfiguration, key: str) -> tuple[Path, ...]:
-    """The comma-separated directories of `key`, trimmed, each once, in order."""
-    return tuple(Path(d) for d in dict.fromkeys(d.strip() for d in (conf.get(key) or "").split(",")) if d)
+    """The comma-separated directories of `key`, trimmed, each once (`/d` and `/d/` are one), in order."""
+    named = (d.strip() for d in (conf.get(key) or "").split(","))
+    return tuple(Path(d) for d in dict.fromkeys(os.path.normpath(d) for d in named if d))
 
 
 def _dir(conf: OzoneConfiguration, key: str) -> Path | None:

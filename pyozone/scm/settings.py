@@ -43,13 +43,6 @@ class ContainerSettings:
     """hdds.scm.unknown-container.action"""
 
     RULES: ClassVar[tuple[Rule, ...]] = (
-        (("ozone.scm.block.size",), lambda v: v > 0, "must be > 0"),
-        (("ozone.scm.container.size",), lambda v: v > 0, "must be > 0"),
-        (
-            ("ozone.scm.block.size", "ozone.scm.container.size"),
-            lambda b, c: b <= c,
-            "the block size must not exceed the container size",
-        ),
         (("ozone.scm.pipeline.owner.container.count",), lambda v: v >= 1, "must be >= 1"),
         (("hdds.scm.unknown-container.action",), lambda v: v in {"WARN", "DELETE"}, "must be WARN or DELETE"),
     )

@@ -12,6 +12,9 @@ from pyozone.hdds.replication_limits import out_of_service_factor
 # (overrides breaking one rule, the key the message must name)
 VIOLATIONS = [
     ({"hdds.heartbeat.interval": "0s"}, "hdds.heartbeat.interval"),
+    ({"ozone.scm.block.size": "0B"}, "ozone.scm.block.size"),
+    ({"ozone.scm.container.size": "0"}, "ozone.scm.container.size"),
+    ({"ozone.scm.block.size": "6GB"}, "ozone.scm.container.size"),
     ({"ozone.scm.pipeline.destroy.timeout": "-1s"}, "ozone.scm.pipeline.destroy.timeout"),
 ]
 

@@ -81,7 +81,7 @@ def test_each_key_lands_in_its_field(tmp_path: Path) -> None:
             "hdds.container.report.interval": "12s",
             "hdds.pipeline.report.interval": "13s",
             "hdds.command.status.report.interval": "14s",
-            "hdds.datanode.dir": f"{tmp_path / 'd0'}, {tmp_path / 'd1'},{tmp_path / 'd0'}",
+            "hdds.datanode.dir": f"{tmp_path}/d0, {tmp_path}/d1,{tmp_path}/d0/,{tmp_path}/d1/./",
             "ozone.metadata.dirs": str(tmp_path / "meta"),
             "ozone.scm.datanode.id.dir": str(tmp_path / "id"),
             "hdds.container.ratis.datanode.storage.dir": str(tmp_path / "ratis"),
@@ -127,7 +127,7 @@ def test_each_key_lands_in_its_field(tmp_path: Path) -> None:
         heartbeat=HeartbeatSettings(interval_ms=3000, initial_interval_ms=1000, rpc_timeout_ms=4000),
         reports=ReportSettings(11_000, 12_000, 13_000, 14_000, full_volume_interval_ms=3000),
         storage=StorageSettings(
-            data_dirs=(tmp_path / "d0", tmp_path / "d1"),  # each once
+            data_dirs=(tmp_path / "d0", tmp_path / "d1"),  # each once, however written
             metadata_dirs=(tmp_path / "meta",),
             id_dir=tmp_path / "id",
             ratis_dir=tmp_path / "ratis",

@@ -52,13 +52,18 @@ def test_each_rule_is_refused_naming_its_key_and_source(overrides: dict[str, str
 
 
 def test_each_scm_rule_has_one_definition() -> None:
-    """validate()'s rows name no SCM key but the durations' (every duration key must not be negative);
-    SCM's rows are its groups' alone, each once."""
+    """validate()'s rows name no SCM key but the durations' (every duration key must not be negative) and
+    the block and container sizes (OM and the datanodes read them too); SCM's other rows are its groups'
+    alone, each once."""
     scm_keys = ("ozone.scm.", "hdds.scm.", CB)
-    shared = [names for names, _, rule in RULES if rule != "must not be negative"]
+    sizes = {("ozone.scm.block.size",), ("ozone.scm.container.size",)}
+    sizes.add(("ozone.scm.block.size", "ozone.scm.container.size"))
+    shared = [names for names, _, rule in RULES if rule != "must not be negative" and names not in sizes]
     assert not [names for names in shared if any(key.startswith(scm_keys) for key in names)]
+    assert sizes <= {names for names, _, _ in RULES}
     scm_only = [(names, rule) for names, _, rule in scm_rules()[len(RULES) :]]
-    assert len(scm_only) == len(set(scm_only)) == 21  # the 21 SCM rows validate() had
+    assert len(scm_only) == len(set(scm_only)) == 18  # the 21 SCM rows validate() had, less the sizes'
+    assert not sizes & {names for names, _ in scm_only}
 
 
 def test_the_shared_rows_are_checked_too() -> None:
