@@ -38,6 +38,7 @@ from pyozone.security.config import SecurityConfig
 if TYPE_CHECKING:
     from pyozone.protocol.snapshot import SnapshotChunk
     from pyozone.scm.scm import StorageContainerManager
+    from pyozone.scm.settings import ScmSettings
 
 
 SCM_BANNER_KEYS = (
@@ -91,13 +92,17 @@ def run(args: argparse.Namespace) -> int:
             "others"
         )
     conf = load_configuration(args)
+    from pyozone.scm.settings import ScmSettings  # the SCM core's groups load for `pyozone scm` alone
+
     try:
+        # refused before anything is written or logged, by --init and --bootstrap too: SCM would refuse them
+        settings = ScmSettings.from_conf(conf)
         with daemon_umask(conf):
             if args.bootstrap:
                 return _bootstrap(conf)
             if args.init:
                 return _init(conf, args.clusterid, tuple(args.join_token))
-            return _start(conf)
+            return _start(conf, settings)
     except (StorageError, StoreError, ConfigError) as e:
         raise CLIError(str(e)) from None
 
@@ -261,10 +266,7 @@ async def snapshot_chunks(core: StorageContainerManager, batch_rows: int) -> Asy
         yield chunk
 
 
-def _start(conf: OzoneConfiguration) -> int:
-    from pyozone.scm.settings import ScmSettings
-
-    settings = ScmSettings.from_conf(conf)  # a bad value is refused before the store opens or the banner
+def _start(conf: OzoneConfiguration, settings: ScmSettings) -> int:
     storage, store = open_scm_store(conf)
     server = importlib.import_module("pyozone.scm.server")  # the RPC servers load only for the daemon
 

@@ -17,6 +17,7 @@ from pyozone.common.cli_options import CLIError, given_path, load_configuration
 from pyozone.common.net import HostPort, parse_host_port
 from pyozone.config import ConfigError
 from pyozone.hdds.store import StoreError
+from pyozone.scm.balancer.config import InvalidContainerBalancerConfigurationError
 from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store.version import StorageError, open_scm_store
 from pyozone.sim.balance import BalancerRun
@@ -222,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if not args.json:
             print(HEADER)
-        _run_minutes(cluster, args, faults, place, balance=balance)
+        try:
+            _run_minutes(cluster, args, faults, place, balance=balance)
+        except InvalidContainerBalancerConfigurationError as e:  # what only the run's datanodes refuse
+            raise CLIError(f"--balancer: {e}") from None
         if state_file is not None:
             _save_datanodes(state_file, cluster)
         if address is not None:

@@ -238,6 +238,10 @@ def test_cli_shows_the_spread_narrowing(cli: Callable[..., Any]) -> None:
             ("--balancer", "-D", CB + "move.replication.timeout=70m"),
             "--balancer: hdds.container.balancer.move.replication.timeout should be less than",
         ),
+        (  # refused only once the run's datanodes registered: still one line
+            ("--balancer", "--minutes", "20", "-D", CB + "include.datanodes=nosuchhost"),
+            "--balancer: Invalid configuration: The included datanode 'nosuchhost' does not exist",
+        ),
     ],
 )
 def test_cli_refuses_bad_balancer_options(

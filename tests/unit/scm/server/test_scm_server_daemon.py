@@ -159,15 +159,17 @@ async def test_admin_snapshot_into_an_unwritable_place_is_a_one_line_error(
     )
 
 
+@pytest.mark.parametrize("mode", [(), ("--init",), ("--bootstrap",)])
 def test_a_bad_setting_is_refused_before_the_store_opens_or_the_banner(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: tuple[str, ...]
 ) -> None:
-    """`pyozone scm` builds its settings first: a broken rule is one line, with nothing started or logged
-    (the store is not even looked for: this SCM was never initialized)."""
-    md = f"ozone.metadata.dirs={tmp_path}"
-    code = main(["scm", "-D", md, "-D", "ozone.scm.stale.node.interval=20m"])
+    """`pyozone scm` builds its settings first: a broken rule is one line, with nothing started, written or
+    logged (the store is not even looked for: this SCM was never initialized); --init and --bootstrap
+    refuse what the SCM they prepare would refuse."""
+    md = f"ozone.metadata.dirs={tmp_path / 'scm'}"
+    code = main(["scm", *mode, "-D", md, "-D", "ozone.scm.stale.node.interval=20m"])
     captured = capsys.readouterr()
-    assert code == 1 and captured.out == ""
+    assert code == 1 and captured.out == "" and not (tmp_path / "scm").exists()
     assert captured.err == (
         "pyozone scm: error: ozone.scm.stale.node.interval='20m' (override), ozone.scm.dead.node.interval="
         "'10m' (default): the stale interval must be less than the dead interval\n"
