@@ -22,7 +22,6 @@ from pathlib import Path
 
 from pyozone.config import ConfigError, OzoneConfiguration
 from pyozone.config.dirs import METADATA_DIRS_KEY, METADATA_PERMISSIONS_KEY, dir_permissions
-from pyozone.config.validate import RULES as SHARED_RULES
 from pyozone.config.validate import Rule, broken_rules, raise_broken
 from pyozone.datanode.container_full import CLOSE_THRESHOLD_KEY
 from pyozone.datanode.pipeline_raft import (
@@ -245,9 +244,10 @@ class DatanodeSettings:
 
     @classmethod
     def from_conf(cls, conf: OzoneConfiguration) -> DatanodeSettings:
-        """ConfigError naming every broken rule of `RULES` and of every process's (config/validate.py: key,
-        raw value and source), or a malformed directory mode."""
-        raise_broken(broken_rules(conf, (*SHARED_RULES, *RULES)))
+        """ConfigError naming every broken rule of `RULES` (key, raw value and source), or a malformed
+        directory mode; every process's rules were checked as the configuration loaded
+        (config/validate.py)."""
+        raise_broken(broken_rules(conf, RULES))
         heartbeat_ms = conf.get(HEARTBEAT_INTERVAL_KEY)
         return cls(
             heartbeat=HeartbeatSettings(

@@ -58,13 +58,6 @@ def test_every_broken_rule_is_named_at_once_on_one_line() -> None:
     assert [key in message for _, key in VIOLATIONS] == [True] * len(VIOLATIONS)
 
 
-def test_the_rules_every_process_shares_are_checked_too() -> None:
-    """A heartbeat interval of 0 (config/validate.py's row: SCM reads the key as well) is refused by settings
-    built from a configuration that skipped the registry's validation."""
-    with pytest.raises(ConfigError, match=r"hdds\.heartbeat\.interval='0s' \(override\): must be > 0"):
-        DatanodeSettings.from_conf(OzoneConfiguration({"hdds.heartbeat.interval": "0s"}))
-
-
 @pytest.mark.parametrize(("overrides", "key"), VIOLATIONS, ids=[k for _, k in VIOLATIONS])
 def test_the_rules_are_the_datanodes_alone(overrides: dict[str, str], key: str) -> None:
     """One definition: the registry's validation (every process's) leaves them to DatanodeSettings."""

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pyozone.cli.scm import snapshot_chunks
+from pyozone.scm.settings import ScmSettings
 from pyozone.scm.store import TABLE_NAMES, SCMMetadataStore
 from pyozone.scm.store.layout import version_file
 from pyozone.scm.store.scm_db import open_scm_db
@@ -114,7 +115,9 @@ def test_start_runs_the_daemon_and_reports_its_start_error_in_one_line(
 
     started: list[str] = []
 
-    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any) -> int:
+    def start_scm(
+        conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any, settings: ScmSettings
+    ) -> int:
         started.append(storage.cluster_id)
         assert snapshots is snapshot_chunks  # the daemon streams snapshots through analytics
         store.close()
@@ -132,7 +135,10 @@ def test_start_hands_the_opened_store_to_the_daemon(
 ) -> None:
     calls: list[tuple[Any, SCMStorageConfig, SCMMetadataStore]] = []
 
-    def start_scm(conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any) -> int:
+    def start_scm(
+        conf: Any, storage: SCMStorageConfig, store: SCMMetadataStore, snapshots: Any, settings: ScmSettings
+    ) -> int:
+        assert settings == ScmSettings.from_conf(conf)  # built once, before the store opened
         calls.append((conf, storage, store))
         store.close()
         return 0
