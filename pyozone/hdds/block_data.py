@@ -95,6 +95,12 @@ class BlockData:
         return cls.from_dict(json.loads(raw))
 
     @staticmethod
+    def json_names_chunks(raw: bytes) -> bool:
+        """Whether a stored block names any chunk, without decoding it: `to_json` writes none as
+        `"chunks":[]`, which no string value can hold unescaped (a put's check on the write path)."""
+        return b'"chunks":[]' not in raw
+
+    @staticmethod
     def extent_of_json(raw: bytes) -> tuple[int, int]:
         """(bcsid, size) of a stored block without building its chunks: a read that only needs to know
         how far the block goes skips decoding thousands of checksums."""

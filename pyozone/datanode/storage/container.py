@@ -391,7 +391,7 @@ class KeyValueContainer(ContainerReplica):
 
     def _sync_files(self, blocks: Sequence[BlockData]) -> dict[int, int]:
         """Syncs the files of the blocks that name chunks, then the chunks directory if any of them has no
-        record yet or one of no bytes (its file is new); a file not there is skipped (refused after). Returns
+        record yet or one of no chunks (its file is new); a file not there is skipped (refused after). Returns
         each synced file's size before its fsync: the bytes that fsync covers."""
         new_file, synced = False, {}
         try:
@@ -406,8 +406,8 @@ class KeyValueContainer(ContainerReplica):
                 except FileNotFoundError:
                     continue
                 synced[lid] = size
-                stored = self.db.block(lid)  # a record of no bytes was committed before the file existed
-                new_file = new_file or stored is None or BlockData.extent_of_json(stored)[1] == 0
+                stored = self.db.block(lid)  # a record of no chunks was committed before the file existed
+                new_file = new_file or stored is None or not BlockData.json_names_chunks(stored)
             if new_file:
                 fsync_dir(self.chunks_dir)
         except (OSError, DBError) as e:
